@@ -1,0 +1,348 @@
+/*
+ * controller.c -- the secure memory controller's data path (ARCHITECTURE.md
+ * section 2, SCA section 5.2): a written-back line gets a new counter from
+ * the counter cache, a pad from the AES engine, and enters the ADR write
+ * queues as the design's counter-atomicity policy says.  Every step is
+ * charged to the calling core's modeled clock.
+ */
+#include <string.h>
+
+#include "emu_internal.h"
+#include "wq.h"
+
+static inline uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static inline unsigned data_bank(const struct emu *e, uint64_t line)
+{
+	return (unsigned)(line % e->tm.banks);
+}
+
+/* counters are stored after the data lines in the address space */
+static inline unsigned ctr_bank(const struct emu *e, uint64_t cl)
+{
+	return (unsigned)((e->nlines + cl) % e->tm.banks);
+}
+
+static inline void note_pending(struct emu *e, unsigned core, uint64_t accept)
+{
+	e->tm.pending[core] = max64(e->tm.pending[core], accept);
+}
+
+/* ctr_payload -- the current content of counter line cl. */
+static void ctr_payload(const struct emu *e, uint64_t cl, uint64_t out[8])
+{
+	uint64_t first = cl * e->layout->lines_per_ctr_line;
+	for (unsigned i = 0; i < 8; i++)
+		out[i] = first + i < e->nlines ? e->cur_ctr[first + i] : 0;
+}
+
+/* enqueue_ctr -- a counter line write; ready unless it is half of a pair. */
+static struct wq_entry *enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
+				    uint64_t at, int ready, uint64_t *accept)
+{
+	uint64_t payload[8];
+	int stalled;
+	ctr_payload(e, cl, payload);
+	*accept = tm_write(&e->tm, &e->tm.qctr, ctr_bank(e, cl), at, &stalled);
+	e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
+	e->stat[ST_MEDIA_WRITES]++;
+	e->stat[ST_MEDIA_WRITES_COUNTER]++;
+	e->stat[ST_MEDIA_BYTES] += EMU_LINE;
+	note_pending(e, core, *accept);
+	struct wq_entry *w = wq_push(e, &e->qctr, cl, payload, 0, ready ? WQ_READY : 0);
+	emu_crash_point("wpq.ctr_enqueued");
+	return w;
+}
+
+/* count_data_write -- statistics of one data (or log) line write. */
+static void count_data_write(struct emu *e, uint64_t line, unsigned bytes)
+{
+	e->stat[ST_MEDIA_WRITES]++;
+	if (line >= e->log_first && line < e->log_first + e->log_n)
+		e->stat[ST_MEDIA_WRITES_LOG]++;
+	else
+		e->stat[ST_MEDIA_WRITES_DATA]++;
+	e->stat[ST_MEDIA_BYTES] += bytes;
+}
+
+/* enqueue_data -- a data line write into the data queue. */
+static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line,
+				     const uint8_t *cipher, uint64_t at,
+				     uint64_t aux, uint64_t flags)
+{
+	int stalled;
+	uint64_t accept = tm_write(&e->tm, &e->tm.qdata, data_bank(e, line), at,
+				   &stalled);
+	e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
+	count_data_write(e, line, (flags & WQ_COLOC) ? EMU_LINE + 8 : EMU_LINE);
+	note_pending(e, core, accept);
+	struct wq_entry *w = wq_push(e, &e->qdata, line, cipher, aux, flags);
+	emu_crash_point("wpq.data_enqueued");
+	return w;
+}
+
+/*
+ * counter_for_write -- increment the line's counter through the counter
+ * cache.  A write that misses does not stall (SCA 5.2.1) but the fetch of the
+ * counter line occupies its bank; a dirty victim is written back.  Returns
+ * the modeled time at which the counter is known.
+ */
+static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
+				  uint64_t t, uint64_t *ctr)
+{
+	*ctr = ++e->cur_ctr[line];
+	if (e->design->cc == CC_NONE)
+		return t; /* the counter travels with the data */
+	uint64_t cl = e->layout->ctr_line_of(line), victim = 0;
+	int victim_dirty;
+	int dirty = e->design->ca != CA_COLOCATED && e->design->ca != CA_FULL;
+	if (e->design->cc == CC_BATTERY) {
+		/* the battery makes the cached counter durable as it changes */
+		e->ctr_home[line] = *ctr;
+	}
+	if (cc_access(&e->cc, cl, dirty, &victim, &victim_dirty) == CC_HIT) {
+		e->stat[ST_CC_HITS]++;
+	} else {
+		e->stat[ST_CC_MISSES]++;
+		e->stat[ST_MEDIA_READS]++;
+		tm_read(&e->tm, ctr_bank(e, cl), t);
+		if (victim_dirty) {
+			uint64_t acc;
+			e->stat[ST_CC_EVICTIONS]++;
+			enqueue_ctr(e, core, victim, t, 1, &acc);
+			emu_crash_point("ctr.evicted");
+		}
+	}
+	(void)core;
+	return t + e->tm.cc_hit;
+}
+
+/* write_ca_pair -- a counter-atomic write: data + counter, ready together. */
+static void write_ca_pair(struct emu *e, unsigned core, uint64_t line,
+			  const uint8_t *cipher, uint64_t t_ctr, uint64_t t_pad)
+{
+	uint64_t cl = e->layout->ctr_line_of(line), ctr_acc;
+	struct wq_entry *c = enqueue_ctr(e, core, cl, t_ctr, 0, &ctr_acc);
+	/* the data entry is ready iff its partner is: SCA 5.2.2 step (ii) */
+	struct wq_entry *d = enqueue_data(e, core, line, cipher,
+					  max64(t_pad, ctr_acc), c->seq, WQ_PAIRED);
+	/* SCA 5.2.2: one ADR-protected update makes both entries ready */
+	wq_set_ready(e, c);
+	emu_crash_point("wpq.ready");
+	wq_set_ready(e, d);
+	cc_clean(&e->cc, cl);
+	e->stat[ST_CA_WRITES]++;
+}
+
+/* write_one -- one line through the design's policy. */
+static void write_one(struct emu *e, unsigned core, uint64_t line,
+		      const uint8_t *cipher, uint64_t ctr, uint64_t t_ctr,
+		      uint64_t t_pad)
+{
+	switch (e->design->ca) {
+	case CA_COLOCATED:
+		enqueue_data(e, core, line, cipher, t_pad, ctr, WQ_COLOC | WQ_READY);
+		return;
+	case CA_FULL:
+		write_ca_pair(e, core, line, cipher, t_ctr, t_pad);
+		return;
+	case CA_SELECTIVE:
+		if (emu_is_counter_atomic(e, line)) {
+			write_ca_pair(e, core, line, cipher, t_ctr, t_pad);
+			return;
+		}
+		/* an ordinary write: its counter stays cached */
+		__attribute__((fallthrough));
+	case CA_NONE:
+		enqueue_data(e, core, line, cipher, t_pad, 0, WQ_READY);
+		return;
+	}
+}
+
+/* emu_write_lines -- clwb of n lines: encrypt in batches, enqueue each. */
+void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
+		     const void *view)
+{
+	enum { BATCH = 32 };
+	uint64_t lines[BATCH], ctrs[BATCH], t_ctr[BATCH], t_pad[BATCH];
+	uint8_t pads[BATCH * EMU_LINE];
+	const uint8_t *base = view;
+	struct timing *tm = &e->tm;
+	if (core >= EMU_MAX_CORES)
+		core = 0;
+	pthread_mutex_lock(&e->lock);
+	while (n) {
+		unsigned k = n > BATCH ? BATCH : (unsigned)n;
+		for (unsigned i = 0; i < k; i++) {
+			uint64_t t = tm->clock[core];
+			tm->clock[core] += tm->issue;
+			lines[i] = first + i;
+			e->stat[ST_CTRL_WRITES]++;
+			if (e->design->enc == ENC_NONE) {
+				t_ctr[i] = t_pad[i] = t;
+				continue;
+			}
+			t_ctr[i] = counter_for_write(e, core, lines[i], t, &ctrs[i]);
+			t_pad[i] = tm_aes(tm, t_ctr[i]);
+		}
+		if (e->design->enc == ENC_CTR) {
+			crypto_line_pads(e->crypto, lines, ctrs, k, pads);
+			e->stat[ST_AES_PADS] += k;
+		}
+		for (unsigned i = 0; i < k; i++) {
+			uint8_t cipher[EMU_LINE];
+			const uint8_t *plain = base + lines[i] * EMU_LINE;
+			if (e->design->enc == ENC_CTR) {
+				const uint8_t *pad = pads + i * EMU_LINE;
+				for (unsigned b = 0; b < EMU_LINE; b++)
+					cipher[b] = plain[b] ^ pad[b];
+			} else {
+				memcpy(cipher, plain, EMU_LINE);
+			}
+			write_one(e, core, lines[i], cipher,
+				  e->design->enc == ENC_CTR ? ctrs[i] : 0, t_ctr[i],
+				  t_pad[i]);
+		}
+		first += k;
+		n -= k;
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* emu_fence -- sfence: the core waits until its write-backs are accepted. */
+void emu_fence(struct emu *e, unsigned core)
+{
+	if (core >= EMU_MAX_CORES)
+		core = 0;
+	pthread_mutex_lock(&e->lock);
+	e->tm.clock[core] = max64(e->tm.clock[core], e->tm.pending[core]);
+	e->tm.pending[core] = 0;
+	pthread_mutex_unlock(&e->lock);
+	emu_crash_point("fence");
+}
+
+/* emu_ctr_writeback -- counter_cache_writeback() (SCA 5.2.2, steps 9-11). */
+void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n)
+{
+	if (!e->design->honours_ccwb || n == 0)
+		return;
+	if (core >= EMU_MAX_CORES)
+		core = 0;
+	pthread_mutex_lock(&e->lock);
+	uint64_t cl0 = e->layout->ctr_line_of(first);
+	uint64_t cl1 = e->layout->ctr_line_of(first + n - 1);
+	for (uint64_t cl = cl0; cl <= cl1; cl++) {
+		if (!cc_clean(&e->cc, cl))
+			continue;
+		uint64_t acc;
+		e->stat[ST_CC_WRITEBACKS]++;
+		enqueue_ctr(e, core, cl, e->tm.clock[core], 1, &acc);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* emu_set_counter_atomic -- set the persistent CounterAtomic bits. */
+void emu_set_counter_atomic(struct emu *e, uint64_t first, uint64_t n)
+{
+	for (uint64_t l = first; l < first + n && l < e->nlines; l++) {
+		__atomic_fetch_or(&e->ca_bits[l / 8], (uint8_t)(1u << (l % 8)),
+				  __ATOMIC_RELAXED);
+		e->media.persist(&e->media, &e->ca_bits[l / 8], 1);
+	}
+}
+
+/* emu_is_counter_atomic -- is line declared CounterAtomic? */
+bool emu_is_counter_atomic(const struct emu *e, uint64_t line)
+{
+	return (__atomic_load_n(&e->ca_bits[line / 8], __ATOMIC_RELAXED) >>
+		(line % 8)) & 1;
+}
+
+/* writeback_victim -- cc_flush_all callback: enqueue a dirty counter line. */
+static void writeback_victim(void *arg, uint64_t cl)
+{
+	struct emu *e = arg;
+	uint64_t acc;
+	e->stat[ST_CC_WRITEBACKS]++;
+	enqueue_ctr(e, 0, cl, e->tm.clock[0], 1, &acc);
+}
+
+/* ctrl_drain_all -- at a clean shutdown: counters written back, queues drained. */
+void ctrl_drain_all(struct emu *e)
+{
+	if (e->design->enc == ENC_CTR && e->design->cc != CC_NONE)
+		cc_flush_all(&e->cc, writeback_victim, e);
+	wq_drain_all(e, &e->qdata);
+	wq_drain_all(e, &e->qctr);
+}
+
+/* is_zero_line -- 64 zero bytes? */
+static int is_zero_line(const uint8_t *p)
+{
+	uint64_t acc = 0;
+	for (unsigned i = 0; i < EMU_LINE / 8; i++) {
+		uint64_t v;
+		memcpy(&v, p + i * 8, 8);
+		acc |= v;
+	}
+	return acc == 0;
+}
+
+/*
+ * emu_load_view -- the read path at open: decrypt every written line into
+ * the view (read misses).  A line never written (counter 0, zero media) stays
+ * zero.  Modeled as reads spread over the banks, plus serialized decryption
+ * where the counter must come with the data (co-located without a cache).
+ */
+int emu_load_view(struct emu *e, void *view)
+{
+	enum { BATCH = 64 };
+	uint64_t lines[BATCH], ctrs[BATCH], nread = 0;
+	uint8_t pads[BATCH * EMU_LINE];
+	uint8_t *v = view;
+	const uint8_t *data = e->media.data;
+	unsigned k = 0;
+	uint64_t first = EMU_DATA_HDR_SIZE / EMU_LINE;
+	for (uint64_t l = first; l <= e->nlines; l++) {
+		if (l < e->nlines) {
+			uint64_t ctr = e->design->enc == ENC_CTR ? e->cur_ctr[l] : 0;
+			const uint8_t *src = data + l * EMU_LINE;
+			if (ctr == 0 && is_zero_line(src))
+				continue;
+			nread++;
+			if (e->design->enc == ENC_NONE) {
+				memcpy(v + l * EMU_LINE, src, EMU_LINE);
+				continue;
+			}
+			lines[k] = l;
+			ctrs[k++] = ctr;
+			if (k < BATCH)
+				continue;
+		}
+		if (!k)
+			continue;
+		int rc = crypto_line_pads(e->crypto, lines, ctrs, k, pads);
+		if (rc)
+			return rc;
+		for (unsigned i = 0; i < k; i++) {
+			uint64_t *dst = (uint64_t *)(v + lines[i] * EMU_LINE);
+			const uint64_t *src = (const uint64_t *)(data + lines[i] * EMU_LINE);
+			const uint64_t *pad = (const uint64_t *)(pads + i * EMU_LINE);
+			for (unsigned w = 0; w < EMU_LINE / 8; w++)
+				dst[w] = src[w] ^ pad[w];
+		}
+		e->stat[ST_AES_PADS] += k;
+		k = 0;
+	}
+	uint64_t ctr_lines = e->design->enc == ENC_CTR ? (e->nlines + 7) / 8 : 0;
+	e->stat[ST_MEDIA_READS] += nread + ctr_lines;
+	uint64_t per_read = e->tm.rcd + e->tm.cl;
+	uint64_t t = (nread + ctr_lines) * per_read / (e->tm.banks ? e->tm.banks : 1);
+	if (e->design->enc == ENC_CTR && e->design->cc == CC_NONE)
+		t += nread * e->tm.aes; /* SCA 3.2.1: decryption after the read */
+	e->tm.clock[0] += t;
+	return 0;
+}

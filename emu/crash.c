@@ -1,0 +1,168 @@
+/*
+ * crash.c -- named crash points and the SPM_CRASH fault injector
+ * (ARCHITECTURE.md section 5).  A crash is SIGKILL of the whole process: the
+ * power failure of the emulated machine.
+ *
+ *   SPM_CRASH=after:N           die at the Nth crash point hit (N >= 1)
+ *   SPM_CRASH=point:NAME[:K]    die at the Kth hit of the point NAME (K = 1)
+ *   SPM_CRASH=random:SEED:P     die at each hit with probability P
+ *   SPM_CRASH=count             at exit print "spm-crash-points: N" on stderr
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spm.h"
+#include "emu.h"
+
+enum crash_mode { CRASH_OFF, CRASH_AFTER, CRASH_POINT, CRASH_RANDOM, CRASH_COUNT };
+
+int emu_crash_armed;
+
+static struct {
+	enum crash_mode mode;
+	uint64_t n;          /* after:N, point K */
+	char name[64];       /* point NAME */
+	uint64_t rng;        /* random state */
+	double p;            /* random probability */
+	uint64_t hits;       /* crash points hit so far */
+	uint64_t name_hits;  /* hits of NAME */
+	int parse_error;
+	char bad[128];
+} crash;
+
+static pthread_once_t crash_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t crash_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* die -- the emulated power failure. */
+static void die(void)
+{
+	kill(getpid(), SIGKILL);
+	_exit(137); /* not reached */
+}
+
+/* report_count -- atexit handler of SPM_CRASH=count. */
+static void report_count(void)
+{
+	fprintf(stderr, "spm-crash-points: %llu\n",
+		(unsigned long long)__atomic_load_n(&crash.hits, __ATOMIC_RELAXED));
+}
+
+/* parse_u64 -- a whole decimal number, or -1. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* parse -- read SPM_CRASH once per process. */
+static void parse(void)
+{
+	const char *v = getenv("SPM_CRASH");
+	if (!v || !*v)
+		return;
+	snprintf(crash.bad, sizeof(crash.bad), "%s", v);
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", v);
+	if (strcmp(buf, "count") == 0) {
+		crash.mode = CRASH_COUNT;
+		atexit(report_count);
+	} else if (strncmp(buf, "after:", 6) == 0) {
+		if (parse_u64(buf + 6, &crash.n) || crash.n == 0)
+			goto bad;
+		crash.mode = CRASH_AFTER;
+	} else if (strncmp(buf, "point:", 6) == 0) {
+		char *name = buf + 6, *k = strchr(name, ':');
+		crash.n = 1;
+		if (k) {
+			*k++ = '\0';
+			if (parse_u64(k, &crash.n) || crash.n == 0)
+				goto bad;
+		}
+		if (!*name || strlen(name) >= sizeof(crash.name))
+			goto bad;
+		strcpy(crash.name, name);
+		crash.mode = CRASH_POINT;
+	} else if (strncmp(buf, "random:", 7) == 0) {
+		char *seed = buf + 7, *p = strchr(seed, ':'), *end;
+		if (!p)
+			goto bad;
+		*p++ = '\0';
+		if (parse_u64(seed, &crash.rng))
+			goto bad;
+		crash.rng = crash.rng * 0x9e3779b97f4a7c15ull + 1;
+		crash.p = strtod(p, &end);
+		if (*end || end == p || !(crash.p >= 0.0 && crash.p <= 1.0))
+			goto bad;
+		crash.mode = CRASH_RANDOM;
+	} else {
+		goto bad;
+	}
+	emu_crash_armed = 1;
+	return;
+bad:
+	crash.parse_error = 1;
+}
+
+/* emu_crash_init -- parse SPM_CRASH; an invalid value is an option error. */
+int emu_crash_init_checked(void)
+{
+	pthread_once(&crash_once, parse);
+	if (crash.parse_error)
+		return emu_err(SPM_E_OPTION,
+			       "SPM_CRASH: bad value \"%s\" (after:N, point:NAME[:K], "
+			       "random:SEED:P or count)", crash.bad);
+	return 0;
+}
+
+void emu_crash_init(void)
+{
+	pthread_once(&crash_once, parse);
+}
+
+/* next_random -- xorshift64* in [0,1). */
+static double next_random(void)
+{
+	uint64_t x = crash.rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	crash.rng = x;
+	return (double)((x * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+}
+
+/* emu_crash_hit -- a crash point was reached while the injector is armed. */
+void emu_crash_hit(const char *name)
+{
+	pthread_mutex_lock(&crash_lock);
+	uint64_t hit = ++crash.hits;
+	int kill_now = 0;
+	switch (crash.mode) {
+	case CRASH_AFTER:
+		kill_now = hit == crash.n;
+		break;
+	case CRASH_POINT:
+		if (strcmp(name, crash.name) == 0)
+			kill_now = ++crash.name_hits == crash.n;
+		break;
+	case CRASH_RANDOM:
+		kill_now = next_random() < crash.p;
+		break;
+	default:
+		break;
+	}
+	if (kill_now)
+		die();
+	pthread_mutex_unlock(&crash_lock);
+}

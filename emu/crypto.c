@@ -1,0 +1,162 @@
+/*
+ * crypto.c -- the AES engine of the memory controller (counter mode, SCA
+ * section 2 / SuperMem section 2.2.4).  The pad (OTP) of a 64-byte line is
+ * four AES blocks of seeds unique per (line, counter, block):
+ *     seed(line, ctr, b) = le64(4*line + b) || le64(ctr)
+ * made in batches through one ECB call (a per-line CTR re-init costs ~4x more).
+ * One OpenSSL cipher context per thread.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+
+#include "spm.h"
+#include "emu_internal.h"
+
+struct ctx_node {
+	EVP_CIPHER_CTX *ctx;
+	struct ctx_node *next;
+};
+
+struct crypto {
+	uint8_t key[32];
+	unsigned bits;
+	pthread_key_t tls;
+	pthread_mutex_t lock;
+	struct ctx_node *all; /* every context made, freed with the engine */
+};
+
+/* crypto_new -- an engine for key (bits = 128 or 256). */
+int crypto_new(struct crypto **out, const uint8_t *key, unsigned bits)
+{
+	if (bits != 128 && bits != 256)
+		return emu_err(SPM_E_OPTION, "aes_bits must be 128 or 256, not %u", bits);
+	struct crypto *c = calloc(1, sizeof(*c));
+	if (!c)
+		return emu_err(-ENOMEM, "out of memory for the AES engine");
+	memcpy(c->key, key, bits / 8);
+	c->bits = bits;
+	if (pthread_key_create(&c->tls, NULL)) {
+		free(c);
+		return emu_err(-EAGAIN, "no thread-local key for the AES engine");
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	*out = c;
+	return 0;
+}
+
+/* crypto_free -- free the engine and every thread's context (no thread may use it). */
+void crypto_free(struct crypto *c)
+{
+	if (!c)
+		return;
+	struct ctx_node *n = c->all;
+	while (n) {
+		struct ctx_node *next = n->next;
+		EVP_CIPHER_CTX_free(n->ctx);
+		free(n);
+		n = next;
+	}
+	pthread_key_delete(c->tls);
+	pthread_mutex_destroy(&c->lock);
+	OPENSSL_cleanse(c->key, sizeof(c->key));
+	free(c);
+}
+
+/* thread_ctx -- this thread's ECB context for the engine, made on first use. */
+static EVP_CIPHER_CTX *thread_ctx(struct crypto *c)
+{
+	EVP_CIPHER_CTX *ctx = pthread_getspecific(c->tls);
+	if (ctx)
+		return ctx;
+	ctx = EVP_CIPHER_CTX_new();
+	struct ctx_node *n = malloc(sizeof(*n));
+	if (!ctx || !n)
+		goto fail;
+	const EVP_CIPHER *cipher = c->bits == 128 ? EVP_aes_128_ecb() : EVP_aes_256_ecb();
+	if (EVP_EncryptInit_ex(ctx, cipher, NULL, c->key, NULL) != 1)
+		goto fail;
+	EVP_CIPHER_CTX_set_padding(ctx, 0);
+	n->ctx = ctx;
+	pthread_mutex_lock(&c->lock);
+	n->next = c->all;
+	c->all = n;
+	pthread_mutex_unlock(&c->lock);
+	pthread_setspecific(c->tls, ctx);
+	return ctx;
+fail:
+	EVP_CIPHER_CTX_free(ctx);
+	free(n);
+	return NULL;
+}
+
+/* crypto_blocks -- AES-ECB of n 16-byte seed blocks: the raw pad function. */
+int crypto_blocks(struct crypto *c, const uint8_t *seeds, size_t n, uint8_t *out)
+{
+	EVP_CIPHER_CTX *ctx = thread_ctx(c);
+	if (!ctx)
+		return emu_err(SPM_E_CRYPTO, "OpenSSL: cannot set up AES-%u-ECB", c->bits);
+	while (n) {
+		size_t chunk = n > (1u << 20) ? (1u << 20) : n;
+		int outl = 0;
+		if (EVP_EncryptUpdate(ctx, out, &outl, seeds, (int)(chunk * 16)) != 1 ||
+		    outl != (int)(chunk * 16))
+			return emu_err(SPM_E_CRYPTO, "OpenSSL: AES encryption failed");
+		n -= chunk;
+		seeds += chunk * 16;
+		out += chunk * 16;
+	}
+	return 0;
+}
+
+/* put_le64 -- store v little-endian. */
+static inline void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* crypto_line_pads -- the 64-byte pads of n lines, 4 seeds each, batched. */
+int crypto_line_pads(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
+		     size_t n, uint8_t *out)
+{
+	enum { BATCH = 64 };
+	uint8_t seeds[BATCH * 64];
+	while (n) {
+		size_t k = n > BATCH ? BATCH : n;
+		for (size_t i = 0; i < k; i++)
+			for (unsigned b = 0; b < 4; b++) {
+				uint8_t *s = seeds + i * 64 + b * 16;
+				put_le64(s, line[i] * 4 + b);
+				put_le64(s + 8, ctr[i]);
+			}
+		int rc = crypto_blocks(c, seeds, k * 4, out);
+		if (rc)
+			return rc;
+		n -= k;
+		line += k;
+		ctr += k;
+		out += k * 64;
+	}
+	return 0;
+}
+
+/* crypto_hkdf -- HKDF-SHA256 (RFC 5869) through OpenSSL. */
+int crypto_hkdf(const uint8_t *key, size_t keylen, const uint8_t *salt,
+		size_t saltlen, const char *info, uint8_t *out, size_t outlen)
+{
+	EVP_PKEY_CTX *p = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
+	int ok = p && EVP_PKEY_derive_init(p) == 1 &&
+		 EVP_PKEY_CTX_set_hkdf_md(p, EVP_sha256()) == 1 &&
+		 EVP_PKEY_CTX_set1_hkdf_salt(p, salt, (int)saltlen) == 1 &&
+		 EVP_PKEY_CTX_set1_hkdf_key(p, key, (int)keylen) == 1 &&
+		 EVP_PKEY_CTX_add1_hkdf_info(p, (const unsigned char *)info,
+					     (int)strlen(info)) == 1 &&
+		 EVP_PKEY_derive(p, out, &outlen) == 1;
+	EVP_PKEY_CTX_free(p);
+	return ok ? 0 : emu_err(SPM_E_CRYPTO, "OpenSSL: HKDF failed");
+}

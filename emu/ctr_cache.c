@@ -1,0 +1,97 @@
+/*
+ * ctr_cache.c -- the counter cache: set-associative, LRU, write-back (SCA
+ * section 5.2.1; 1 MB 16-way in SCA Table 2).  It tracks which counter lines
+ * are cached and dirty; the counter values themselves are the controller's.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "spm.h"
+#include "emu_internal.h"
+
+/* cc_init -- kib KiB of 64-byte lines in ways-way sets (rounded to a power of two of sets). */
+int cc_init(struct ctr_cache *c, unsigned kib, unsigned ways)
+{
+	if (ways == 0 || kib == 0)
+		return emu_err(SPM_E_OPTION, "ctr_cache_kib and ctr_cache_ways must be > 0");
+	uint64_t lines = (uint64_t)kib * 1024 / 64;
+	if (lines < ways)
+		return emu_err(SPM_E_OPTION,
+			       "counter cache of %u KiB cannot have %u ways", kib, ways);
+	c->ways = ways;
+	c->sets = (unsigned)(lines / ways);
+	c->tick = 0;
+	c->way = calloc((size_t)c->sets * ways, sizeof(*c->way));
+	if (!c->way)
+		return emu_err(-ENOMEM, "out of memory for the counter cache");
+	return 0;
+}
+
+void cc_fini(struct ctr_cache *c)
+{
+	free(c->way);
+	c->way = NULL;
+}
+
+/* set_of -- the ways of the set holding counter line cl. */
+static struct cc_way *set_of(struct ctr_cache *c, uint64_t cl)
+{
+	return c->way + (size_t)(cl % c->sets) * c->ways;
+}
+
+/* cc_access -- look up cl; on a miss insert it, evicting the LRU way. */
+enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
+			 uint64_t *victim, int *victim_dirty)
+{
+	struct cc_way *w = set_of(c, cl), *lru = w;
+	uint64_t tag = cl + 1;
+	*victim_dirty = 0;
+	for (unsigned i = 0; i < c->ways; i++) {
+		if (w[i].tag == tag) {
+			w[i].lru = ++c->tick;
+			w[i].dirty |= (uint8_t)make_dirty;
+			return CC_HIT;
+		}
+		if (w[i].lru < lru->lru)
+			lru = &w[i];
+	}
+	if (lru->tag) {
+		*victim = lru->tag - 1;
+		*victim_dirty = lru->dirty;
+	}
+	lru->tag = tag;
+	lru->lru = ++c->tick;
+	lru->dirty = (uint8_t)make_dirty;
+	return CC_MISS;
+}
+
+/* cc_clean -- if cl is cached dirty, mark it clean and return 1. */
+int cc_clean(struct ctr_cache *c, uint64_t cl)
+{
+	struct cc_way *w = set_of(c, cl);
+	for (unsigned i = 0; i < c->ways; i++)
+		if (w[i].tag == cl + 1) {
+			int was = w[i].dirty;
+			w[i].dirty = 0;
+			return was;
+		}
+	return 0;
+}
+
+/* cc_flush_all -- call fn for every dirty line and clean it. */
+void cc_flush_all(struct ctr_cache *c, void (*fn)(void *, uint64_t), void *arg)
+{
+	for (size_t i = 0; i < (size_t)c->sets * c->ways; i++)
+		if (c->way[i].tag && c->way[i].dirty) {
+			c->way[i].dirty = 0;
+			fn(arg, c->way[i].tag - 1);
+		}
+}
+
+/* cc_invalidate_all -- empty the cache (its content is lost, as at a crash). */
+void cc_invalidate_all(struct ctr_cache *c)
+{
+	for (size_t i = 0; i < (size_t)c->sets * c->ways; i++)
+		c->way[i] = (struct cc_way){0};
+	c->tick = 0;
+}

@@ -1,0 +1,470 @@
+/*
+ * emu.c -- the emulated machine's life cycle: creating the media, validating
+ * them at open (every bad input refused before any file is modified),
+ * controller recovery after an unclean shutdown, and clean shutdown.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "spm.h"
+#include "emu_internal.h"
+#include "wq.h"
+
+#define MIN_POOL (1u << 20)
+#define ADR_MIN_CAP 256u
+
+/* emu_config_init -- every field "use the default". */
+void emu_config_init(struct emu_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->durability = EMU_DUR_AUTO;
+	cfg->t_rcd = cfg->t_cl = cfg->t_cwd = cfg->t_faw = cfg->t_wtr = cfg->t_wr =
+		cfg->aes_ns = -1;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* sb_crc -- crc32 of the superblock without its checksum and state words. */
+static uint32_t sb_crc(const struct superblock *sb)
+{
+	const uint8_t *p = (const uint8_t *)sb;
+	uLong c = crc32(0L, Z_NULL, 0);
+	c = crc32(c, p, offsetof(struct superblock, checksum));
+	c = crc32(c, p + offsetof(struct superblock, pad),
+		  offsetof(struct superblock, state) - offsetof(struct superblock, pad));
+	return (uint32_t)c;
+}
+
+static uint32_t dh_crc(const struct data_hdr *dh)
+{
+	const uint8_t *p = (const uint8_t *)dh;
+	uLong c = crc32(0L, Z_NULL, 0);
+	c = crc32(c, p, offsetof(struct data_hdr, checksum));
+	c = crc32(c, p + offsetof(struct data_hdr, pad), sizeof(dh->pad));
+	return (uint32_t)c;
+}
+
+/* derive_keys -- encryption key and key check value from the key file's key. */
+static int derive_keys(const uint8_t *key, unsigned bits, const uint8_t uuid[16],
+		       uint8_t *enc, uint8_t kcv[16])
+{
+	int rc = crypto_hkdf(key, bits / 8, uuid, 16, "spm enc", enc, bits / 8);
+	if (!rc)
+		rc = crypto_hkdf(key, bits / 8, uuid, 16, "spm kcv", kcv, 16);
+	return rc;
+}
+
+/* resolve -- design, profile and the runtime parameters of cfg. */
+static int resolve(struct emu *e, const struct emu_config *cfg, const char *design)
+{
+	e->design = design_find(design);
+	if (!e->design)
+		return emu_err(SPM_E_DESIGN,
+			       "unknown design \"%s\" (plain, ideal, unsafe, colocated, "
+			       "colocated-cc, fca, sca)", design);
+	const char *pname = cfg->profile[0] ? cfg->profile : "sca";
+	e->profile = profile_find(pname);
+	if (!e->profile)
+		return emu_err(SPM_E_OPTION, "profile: unknown profile \"%s\" (sca, supermem)",
+			       pname);
+	e->layout = &ctr_layout_mono;
+	return 0;
+}
+
+/* runtime_init -- counter cache, queues' depths, timing; validates options. */
+static int runtime_init(struct emu *e, const struct emu_config *cfg)
+{
+	const struct profile *p = e->profile;
+	struct profile q = *p;
+	unsigned kib = cfg->ctr_cache_kib ? cfg->ctr_cache_kib : p->ctr_cache_kib;
+	unsigned ways = cfg->ctr_cache_ways ? cfg->ctr_cache_ways : p->ctr_cache_ways;
+	unsigned wd = cfg->wpq_data ? cfg->wpq_data : p->wpq_data;
+	unsigned wc = cfg->wpq_ctr ? cfg->wpq_ctr : p->wpq_ctr;
+	unsigned banks = cfg->banks ? cfg->banks : p->banks;
+	if (wd > TM_MAX_QUEUE || wc > TM_MAX_QUEUE)
+		return emu_err(SPM_E_OPTION, "wpq_data/wpq_ctr: at most %u entries",
+			       TM_MAX_QUEUE);
+	if (banks > TM_MAX_BANKS)
+		return emu_err(SPM_E_OPTION, "banks: at most %u", TM_MAX_BANKS);
+	if (cfg->t_rcd >= 0) q.t_rcd = cfg->t_rcd;
+	if (cfg->t_cl >= 0) q.t_cl = cfg->t_cl;
+	if (cfg->t_cwd >= 0) q.t_cwd = cfg->t_cwd;
+	if (cfg->t_faw >= 0) q.t_faw = cfg->t_faw;
+	if (cfg->t_wtr >= 0) q.t_wtr = cfg->t_wtr;
+	if (cfg->t_wr >= 0) q.t_wr = cfg->t_wr;
+	if (cfg->aes_ns >= 0) q.aes_ns = cfg->aes_ns;
+	int rc = cc_init(&e->cc, kib, ways);
+	if (rc)
+		return rc;
+	tm_init(&e->tm, &q, wd, wc, banks);
+	pthread_mutex_init(&e->lock, NULL);
+	return 0;
+}
+
+/* attach -- point at the meta file's regions; volatile counters from storage. */
+static int attach(struct emu *e)
+{
+	struct superblock *sb = e->sb;
+	uint8_t *adr = e->media.meta + sb->adr_off;
+	struct wq_entry *d = (struct wq_entry *)(adr + ADR_HDR_SIZE);
+	struct wq_entry *c = d + sb->adr_data_cap;
+	e->nlines = sb->nlines;
+	e->ctr_home = (uint64_t *)(e->media.meta + sb->ctr_off);
+	e->ca_bits = e->media.meta + sb->ca_off;
+	wq_attach(&e->qdata, d, sb->adr_data_cap, e->tm.qdata.cap, &e->tm.qdata);
+	wq_attach(&e->qctr, c, sb->adr_ctr_cap, e->tm.qctr.cap, &e->tm.qctr);
+	e->next_seq = 1;
+	if (e->design->enc == ENC_CTR) {
+		size_t bytes = e->nlines * sizeof(uint64_t);
+		e->cur_ctr = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (e->cur_ctr == MAP_FAILED) {
+			e->cur_ctr = NULL;
+			return emu_err(-ENOMEM, "out of memory for %llu counters",
+				       (unsigned long long)e->nlines);
+		}
+		memcpy(e->cur_ctr, e->ctr_home, bytes);
+	}
+	return 0;
+}
+
+/* emu_free -- release everything without touching the media's state. */
+static void emu_free(struct emu *e)
+{
+	if (!e)
+		return;
+	if (e->cur_ctr)
+		munmap(e->cur_ctr, e->nlines * sizeof(uint64_t));
+	crypto_free(e->crypto);
+	cc_fini(&e->cc);
+	if (e->media.data || e->media.data_path)
+		media_close(&e->media);
+	free(e);
+}
+
+/* set_state -- the superblock's clean/dirty word: one 8-byte store. */
+static void set_state(struct emu *e, uint64_t state)
+{
+	__atomic_store_n(&e->sb->state, state, __ATOMIC_RELEASE);
+	e->media.persist(&e->media, &e->sb->state, sizeof(e->sb->state));
+	e->stat[ST_MEDIA_WRITES_META]++;
+}
+
+/* emu_create -- new media for a pool of size bytes. */
+int emu_create(struct emu **out, const char *path, uint64_t size,
+	       const struct emu_config *cfg)
+{
+	int rc = emu_crash_init_checked();
+	if (rc)
+		return rc;
+	struct emu *e = calloc(1, sizeof(*e));
+	if (!e)
+		return emu_err(-ENOMEM, "out of memory");
+	e->media.lock_fd = -1;
+	const char *design = cfg->design[0] ? cfg->design : "sca";
+	unsigned bits = cfg->aes_bits ? cfg->aes_bits : 128;
+	if ((rc = resolve(e, cfg, design)) || (rc = runtime_init(e, cfg)))
+		goto fail;
+	if (bits != 128 && bits != 256) {
+		rc = emu_err(SPM_E_OPTION, "aes_bits: must be 128 or 256, not %u", bits);
+		goto fail;
+	}
+	size = round_up(size < MIN_POOL ? MIN_POOL : size, EMU_PAGE);
+	uint64_t nlines = size / EMU_LINE;
+	unsigned dcap = e->tm.qdata.cap > ADR_MIN_CAP ? e->tm.qdata.cap : ADR_MIN_CAP;
+	unsigned ccap = e->tm.qctr.cap > ADR_MIN_CAP ? e->tm.qctr.cap : ADR_MIN_CAP;
+	struct superblock sb;
+	memset(&sb, 0, sizeof(sb));
+	memcpy(sb.magic, SB_MAGIC, 8);
+	sb.version = SPM_FORMAT_VERSION;
+	sb.sb_size = sizeof(sb);
+	if (RAND_bytes(sb.uuid, sizeof(sb.uuid)) != 1) {
+		rc = emu_err(SPM_E_CRYPTO, "OpenSSL: no random bytes for a UUID");
+		goto fail;
+	}
+	sb.pool_size = size;
+	sb.nlines = nlines;
+	snprintf(sb.design, sizeof(sb.design), "%s", design);
+	sb.aes_bits = e->design->enc == ENC_CTR ? bits : 0;
+	sb.adr_data_cap = dcap;
+	sb.adr_ctr_cap = ccap;
+	sb.adr_off = EMU_PAGE;
+	sb.adr_size = round_up(ADR_HDR_SIZE + (uint64_t)(dcap + ccap) * sizeof(struct wq_entry),
+			       EMU_PAGE);
+	sb.ctr_off = sb.adr_off + sb.adr_size;
+	sb.ctr_size = round_up(e->layout->storage_bytes(nlines), EMU_PAGE);
+	sb.ca_off = sb.ctr_off + sb.ctr_size;
+	sb.ca_size = round_up((nlines + 7) / 8, EMU_PAGE);
+	sb.meta_size = sb.ca_off + sb.ca_size;
+
+	uint8_t key[32], enc[32];
+	if (e->design->enc == ENC_CTR) {
+		if ((rc = key_load_or_create(cfg->key_file, path, 1, bits, key)))
+			goto fail;
+		rc = derive_keys(key, bits, sb.uuid, enc, sb.kcv);
+		if (!rc)
+			rc = crypto_new(&e->crypto, enc, bits);
+		OPENSSL_cleanse(key, sizeof(key));
+		OPENSSL_cleanse(enc, sizeof(enc));
+		if (rc)
+			goto fail;
+	}
+	sb.checksum = sb_crc(&sb);
+	sb.state = SB_STATE_DIRTY;
+	if ((rc = media_create(&e->media, path, size, sb.meta_size, cfg->durability)))
+		goto fail;
+	struct data_hdr dh;
+	memset(&dh, 0, sizeof(dh));
+	memcpy(dh.magic, DH_MAGIC, 8);
+	dh.version = SPM_FORMAT_VERSION;
+	dh.hdr_size = sizeof(dh);
+	memcpy(dh.uuid, sb.uuid, 16);
+	dh.pool_size = size;
+	dh.checksum = dh_crc(&dh);
+	memcpy(e->media.data, &dh, sizeof(dh));
+	e->media.persist(&e->media, e->media.data, sizeof(dh));
+	memcpy(e->media.meta, &sb, sizeof(sb));
+	e->media.persist(&e->media, e->media.meta, sizeof(sb));
+	e->sb = (struct superblock *)e->media.meta;
+	if ((rc = attach(e)))
+		goto fail;
+	*out = e;
+	return 0;
+fail:
+	emu_free(e);
+	return rc;
+}
+
+/* read_exact -- pread n bytes at 0; returns bytes read or -errno. */
+static ssize_t read_head(const char *path, void *buf, size_t n, off_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	*size = st.st_size;
+	ssize_t r = pread(fd, buf, n, 0);
+	close(fd);
+	return r < 0 ? -errno : r;
+}
+
+/* check_magic -- NOTPOOL, TRUNCATED or 0 for a header of got bytes. */
+static int check_magic(const char *path, const char *magic, const void *hdr,
+		       ssize_t got, size_t need, const char *what)
+{
+	size_t cmp = got < 8 ? (size_t)got : 8;
+	if (got <= 0 || memcmp(hdr, magic, cmp) != 0)
+		return emu_err(SPM_E_NOTPOOL, "%s is not an spm %s (bad magic)", path, what);
+	if ((size_t)got < need)
+		return emu_err(SPM_E_TRUNCATED, "%s: truncated %s (%zd bytes)", path, what, got);
+	return 0;
+}
+
+/* validate -- read and check both headers; nothing is written. */
+static int validate(const char *path, const char *meta_path, struct data_hdr *dh,
+		    struct superblock *sb)
+{
+	off_t dsize, msize;
+	ssize_t got = read_head(path, dh, sizeof(*dh), &dsize);
+	if (got < 0)
+		return emu_err((int)got, "%s: %s", path, strerror((int)-got));
+	int rc = check_magic(path, DH_MAGIC, dh, got, sizeof(*dh), "pool file");
+	if (rc)
+		return rc;
+	if (dh->version > SPM_FORMAT_VERSION)
+		return emu_err(SPM_E_VERSION, "%s: format version %u is newer than %u",
+			       path, dh->version, SPM_FORMAT_VERSION);
+	if (dh->checksum != dh_crc(dh) || dh->hdr_size != sizeof(*dh))
+		return emu_err(SPM_E_CORRUPT, "%s: data header checksum mismatch", path);
+	if ((uint64_t)dsize != dh->pool_size)
+		return emu_err(SPM_E_TRUNCATED, "%s: size %lld, header says %llu", path,
+			       (long long)dsize, (unsigned long long)dh->pool_size);
+	got = read_head(meta_path, sb, sizeof(*sb), &msize);
+	if (got < 0)
+		return emu_err((int)got, "%s: %s", meta_path, strerror((int)-got));
+	if ((rc = check_magic(meta_path, SB_MAGIC, sb, got, sizeof(*sb), "meta file")))
+		return rc;
+	if (sb->version > SPM_FORMAT_VERSION)
+		return emu_err(SPM_E_VERSION, "%s: format version %u is newer than %u",
+			       meta_path, sb->version, SPM_FORMAT_VERSION);
+	if (sb->checksum != sb_crc(sb) || sb->sb_size != sizeof(*sb))
+		return emu_err(SPM_E_CORRUPT, "%s: superblock checksum mismatch", meta_path);
+	if (sb->state != SB_STATE_CLEAN && sb->state != SB_STATE_DIRTY)
+		return emu_err(SPM_E_CORRUPT, "%s: bad clean/dirty state word", meta_path);
+	if (memcmp(sb->uuid, dh->uuid, 16) != 0)
+		return emu_err(SPM_E_MISMATCH, "%s belongs to another pool than %s",
+			       meta_path, path);
+	uint64_t nl = sb->pool_size / EMU_LINE;
+	int geometry_ok = sb->pool_size == dh->pool_size && sb->nlines == nl &&
+		sb->adr_off == EMU_PAGE && sb->adr_data_cap <= 65536 &&
+		sb->adr_ctr_cap <= 65536 && sb->adr_data_cap && sb->adr_ctr_cap &&
+		sb->adr_size >= ADR_HDR_SIZE + (uint64_t)(sb->adr_data_cap + sb->adr_ctr_cap) *
+					sizeof(struct wq_entry) &&
+		sb->ctr_off == sb->adr_off + sb->adr_size &&
+		sb->ctr_size >= ctr_layout_mono.storage_bytes(nl) &&
+		sb->ca_off == sb->ctr_off + sb->ctr_size && sb->ca_size >= (nl + 7) / 8 &&
+		sb->meta_size == sb->ca_off + sb->ca_size && sb->ctr_layout == 0;
+	if (!geometry_ok)
+		return emu_err(SPM_E_CORRUPT, "%s: inconsistent geometry", meta_path);
+	if ((uint64_t)msize != sb->meta_size)
+		return emu_err(SPM_E_TRUNCATED, "%s: size %lld, superblock says %llu",
+			       meta_path, (long long)msize, (unsigned long long)sb->meta_size);
+	return 0;
+}
+
+/* ctrl_recover -- the controller's part of recovery (ADR drain). */
+int ctrl_recover(struct emu *e)
+{
+	uint64_t drained, dropped;
+	if (wq_recover(e, e->qdata.slot, e->qdata.cap, e->qctr.slot, e->qctr.cap,
+		       &drained, &dropped))
+		return emu_err(-ENOMEM, "out of memory in recovery");
+	e->stat[ST_REC_DRAINED] += drained;
+	e->stat[ST_REC_DROPPED] += dropped;
+	return 0;
+}
+
+/* emu_open -- validate, map, recover. */
+int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
+{
+	int rc = emu_crash_init_checked();
+	if (rc)
+		return rc;
+	struct emu *e = calloc(1, sizeof(*e));
+	if (!e)
+		return emu_err(-ENOMEM, "out of memory");
+	e->media.lock_fd = -1;
+	char *meta_path = malloc(strlen(path) + 6);
+	if (!meta_path) {
+		free(e);
+		return emu_err(-ENOMEM, "out of memory");
+	}
+	sprintf(meta_path, "%s.meta", path);
+	struct data_hdr dh;
+	struct superblock sb;
+	rc = validate(path, meta_path, &dh, &sb);
+	free(meta_path);
+	if (rc)
+		goto fail;
+	char design[sizeof(sb.design) + 1];
+	memcpy(design, sb.design, sizeof(sb.design));
+	design[sizeof(sb.design)] = '\0';
+	if (cfg->design[0] && strcmp(cfg->design, design) != 0) {
+		rc = emu_err(SPM_E_DESIGN, "design=%s: %s was created with design %s",
+			     cfg->design, path, design);
+		goto fail;
+	}
+	if (cfg->aes_bits && cfg->aes_bits != sb.aes_bits) {
+		rc = emu_err(SPM_E_OPTION, "aes_bits=%u: the pool uses %u", cfg->aes_bits,
+			     sb.aes_bits);
+		goto fail;
+	}
+	if ((rc = resolve(e, cfg, design)))
+		goto fail;
+	if (e->design->enc == ENC_CTR) {
+		uint8_t key[32], enc[32], kcv[16];
+		if (sb.aes_bits != 128 && sb.aes_bits != 256) {
+			rc = emu_err(SPM_E_CORRUPT, "%s.meta: bad key size", path);
+			goto fail;
+		}
+		if ((rc = key_load_or_create(cfg->key_file, path, 0, sb.aes_bits, key)))
+			goto fail;
+		rc = derive_keys(key, sb.aes_bits, sb.uuid, enc, kcv);
+		OPENSSL_cleanse(key, sizeof(key));
+		if (!rc && CRYPTO_memcmp(kcv, sb.kcv, 16) != 0)
+			rc = emu_err(SPM_E_KEY, "wrong key for %s (key check value differs)",
+				     path);
+		if (!rc)
+			rc = crypto_new(&e->crypto, enc, sb.aes_bits);
+		OPENSSL_cleanse(enc, sizeof(enc));
+		if (rc)
+			goto fail;
+	}
+	if ((rc = runtime_init(e, cfg)))
+		goto fail;
+	if (e->tm.qdata.cap > sb.adr_data_cap || e->tm.qctr.cap > sb.adr_ctr_cap) {
+		rc = emu_err(SPM_E_OPTION, "wpq_data/wpq_ctr: this pool's ADR region "
+			     "holds %u/%u entries", sb.adr_data_cap, sb.adr_ctr_cap);
+		goto fail;
+	}
+	/* everything is checked: from here on the files may change */
+	if ((rc = media_open(&e->media, path, cfg->durability)))
+		goto fail;
+	if (e->media.data_len != dh.pool_size || e->media.meta_len != sb.meta_size) {
+		rc = emu_err(SPM_E_TRUNCATED, "%s: changed size while opening", path);
+		goto fail;
+	}
+	e->sb = (struct superblock *)e->media.meta;
+	e->nlines = sb.nlines;
+	e->ctr_home = (uint64_t *)(e->media.meta + sb.ctr_off);
+	struct wq_entry *d = (struct wq_entry *)(e->media.meta + sb.adr_off + ADR_HDR_SIZE);
+	wq_attach(&e->qdata, d, sb.adr_data_cap, sb.adr_data_cap, &e->tm.qdata);
+	wq_attach(&e->qctr, d + sb.adr_data_cap, sb.adr_ctr_cap, sb.adr_ctr_cap,
+		  &e->tm.qctr);
+	e->was_dirty = e->sb->state == SB_STATE_DIRTY;
+	if (e->was_dirty && (rc = ctrl_recover(e)))
+		goto fail;
+	if (!e->was_dirty)
+		set_state(e, SB_STATE_DIRTY);
+	if ((rc = attach(e)))
+		goto fail;
+	*out = e;
+	return 0;
+fail:
+	emu_free(e);
+	return rc;
+}
+
+/* emu_close -- clean shutdown: counters and queues to media, state clean. */
+int emu_close(struct emu *e)
+{
+	if (!e)
+		return 0;
+	pthread_mutex_lock(&e->lock);
+	ctrl_drain_all(e);
+	if (e->design->enc == ENC_CTR) {
+		/* nothing of a counter may stay only in the controller */
+		for (uint64_t l = 0; l < e->nlines; l++)
+			if (e->ctr_home[l] < e->cur_ctr[l])
+				e->ctr_home[l] = e->cur_ctr[l];
+		e->media.persist(&e->media, e->ctr_home, e->nlines * sizeof(uint64_t));
+	}
+	set_state(e, SB_STATE_CLEAN);
+	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_destroy(&e->lock);
+	emu_free(e);
+	return 0;
+}
+
+bool emu_was_dirty(const struct emu *e)
+{
+	return e->was_dirty;
+}
+
+uint64_t emu_size(const struct emu *e)
+{
+	return e->sb->pool_size;
+}
+
+const char *emu_design_name(const struct emu *e)
+{
+	return e->design->name;
+}

@@ -1,0 +1,96 @@
+/*
+ * emu.h -- the only door from the runtime (lib/) into the emulated secure
+ * memory (emu/): media files, controller, crypto engine, counters, counter
+ * cache, ADR write queues, timing model, crash points and statistics.
+ */
+#ifndef SPM_EMU_H
+#define SPM_EMU_H 1
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EMU_LINE 64u
+#define EMU_PAGE 4096u
+#define EMU_MAX_CORES 64u
+/* Page 0 of the data file is the data header; the heap starts after it. */
+#define EMU_DATA_HDR_SIZE EMU_PAGE
+
+enum emu_durability {
+	EMU_DUR_AUTO,  /* pmem flush where libpmem reports pmem, stores elsewhere */
+	EMU_DUR_PMEM,  /* always pmem_persist (CPU cache flush) */
+	EMU_DUR_MSYNC, /* pmem_msync every media write */
+	EMU_DUR_NONE,  /* plain stores: durable against process crash only */
+};
+
+/* Everything the options string can set below the runtime; 0 = default. */
+struct emu_config {
+	char design[32];
+	char profile[32];
+	char key_file[4096];
+	unsigned aes_bits;
+	unsigned ctr_cache_kib;
+	unsigned ctr_cache_ways;
+	unsigned wpq_data;
+	unsigned wpq_ctr;
+	unsigned banks;
+	int durability; /* enum emu_durability */
+	/* timing overrides in ns; negative = profile value */
+	double t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns;
+};
+
+void emu_config_init(struct emu_config *cfg);
+
+struct emu;
+
+/* Create the media files (path, path.meta, key file); checks the design. */
+int emu_create(struct emu **out, const char *path, uint64_t size,
+	       const struct emu_config *cfg);
+/* Open and validate the media; runs controller recovery if it was dirty. */
+int emu_open(struct emu **out, const char *path, const struct emu_config *cfg);
+/* Drain queues, write back counters, mark clean, unmap, free. */
+int emu_close(struct emu *e);
+
+bool emu_was_dirty(const struct emu *e);
+uint64_t emu_size(const struct emu *e);
+const char *emu_design_name(const struct emu *e);
+/* Fill the plaintext view (size emu_size()) by decrypting every data line. */
+int emu_load_view(struct emu *e, void *view);
+
+/* clwb of lines [first, first+n) whose plaintext is at view + 64*line. */
+void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
+		     const void *view);
+/* sfence: the core's write-backs are accepted into the ADR domain. */
+void emu_fence(struct emu *e, unsigned core);
+/* counter_cache_writeback() for the counters of lines [first, first+n). */
+void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n);
+/* Declare lines CounterAtomic, persistently. */
+void emu_set_counter_atomic(struct emu *e, uint64_t first, uint64_t n);
+bool emu_is_counter_atomic(const struct emu *e, uint64_t line);
+
+int emu_stat(struct emu *e, const char *name, uint64_t *value);
+void emu_stat_reset(struct emu *e);
+/* Runtime-side statistics kept in the same table. */
+enum emu_rt_stat { EMU_RT_TX_COMMITTED, EMU_RT_TX_ABORTED, EMU_RT_ROLLED_BACK };
+void emu_stat_rt_add(struct emu *e, enum emu_rt_stat which, uint64_t n);
+/* Mark lines [first, first+n) as transaction log (for media.writes.log). */
+void emu_set_log_range(struct emu *e, uint64_t first, uint64_t n);
+
+/* Crash points (emu/crash.c): one predictable branch when disarmed. */
+extern int emu_crash_armed;
+void emu_crash_hit(const char *name);
+static inline void emu_crash_point(const char *name)
+{
+	if (__builtin_expect(emu_crash_armed, 0))
+		emu_crash_hit(name);
+}
+void emu_crash_init(void);
+int emu_crash_init_checked(void);
+
+/* Per-thread error message (emu/err.c); used by lib for spm_errormsg(). */
+int emu_err(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+const char *emu_errmsg(void);
+void emu_err_clear(void);
+
+#endif

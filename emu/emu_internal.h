@@ -1,0 +1,280 @@
+/*
+ * emu_internal.h -- the emulated machine's parts, shared by the files of emu/.
+ * Never included by lib/ (which sees only emu.h); tests may include it.
+ */
+#ifndef SPM_EMU_INTERNAL_H
+#define SPM_EMU_INTERNAL_H 1
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu.h"
+
+/* ------------------------------------------------------------ designs */
+
+/* The policies of ARCHITECTURE.md section 6 that this build implements. */
+enum enc_policy { ENC_NONE, ENC_CTR };
+enum cc_policy {
+	CC_NONE,    /* no counter cache: every counter is fetched (colocated) */
+	CC_WB,      /* write-back, volatile */
+	CC_BATTERY, /* write-back, battery-backed: survives a crash (ideal) */
+};
+enum ca_policy {
+	CA_NONE,       /* counters reach media only on eviction (unsafe, ideal) */
+	CA_FULL,       /* every write: data + counter entries with ready bits */
+	CA_SELECTIVE,  /* CounterAtomic lines as FULL, counter_cache_writeback */
+	CA_COLOCATED,  /* data and counter in one wide (72 B) write */
+};
+
+struct design {
+	const char *name;
+	enum enc_policy enc;
+	enum cc_policy cc;
+	enum ca_policy ca;
+	int honours_ccwb; /* counter_cache_writeback() acts */
+	const char *paper; /* where it comes from */
+};
+
+const struct design *design_find(const char *name);
+const struct design *design_table(unsigned *n);
+
+/* A configuration/timing profile: one paper's configuration table. */
+struct profile {
+	const char *name;
+	double t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr; /* ns */
+	double aes_ns;      /* pad latency */
+	double aes_issue_ns; /* engine occupancy per line (pipelined) */
+	double cc_hit_ns;   /* counter cache lookup */
+	double issue_ns;    /* cost of issuing one clwb at the core */
+	unsigned ctr_cache_kib, ctr_cache_ways, wpq_data, wpq_ctr, banks;
+};
+
+const struct profile *profile_find(const char *name);
+
+/* ------------------------------------------------------------ crypto */
+
+struct crypto;
+int crypto_new(struct crypto **out, const uint8_t *key, unsigned bits);
+void crypto_free(struct crypto *c);
+/* ECB-encrypt n 16-byte blocks (seeds) into out: the engine's raw pad function. */
+int crypto_blocks(struct crypto *c, const uint8_t *seeds, size_t n, uint8_t *out);
+/* Pads of n lines: line[i] with counter ctr[i], 64 bytes each, into out. */
+int crypto_line_pads(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
+		     size_t n, uint8_t *out);
+/* HKDF-SHA256 (key, salt, info) -> out. */
+int crypto_hkdf(const uint8_t *key, size_t keylen, const uint8_t *salt,
+		size_t saltlen, const char *info, uint8_t *out, size_t outlen);
+
+/* ------------------------------------------------------------ timing */
+
+#define TM_MAX_BANKS 64
+#define TM_MAX_QUEUE 256
+
+/* A write queue's slots in modeled time: when each slot frees. */
+struct tm_queue {
+	uint64_t slot_free[TM_MAX_QUEUE];
+	unsigned cap, pos;
+};
+
+struct timing {
+	uint64_t rcd, cl, cwd, faw, wtr, wr, aes, aes_issue, cc_hit, issue; /* ps */
+	unsigned banks;
+	uint64_t bank_free[TM_MAX_BANKS];
+	int bank_last_write[TM_MAX_BANKS];
+	uint64_t act[4]; /* last four activations, for tFAW */
+	unsigned act_pos;
+	uint64_t aes_free;
+	struct tm_queue qdata, qctr;
+	uint64_t clock[EMU_MAX_CORES];
+	uint64_t pending[EMU_MAX_CORES];
+};
+
+void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
+	     unsigned wpq_ctr, unsigned banks);
+void tm_reset(struct timing *t);
+/* Modeled time at which a pad for a request ready at time t is done. */
+uint64_t tm_aes(struct timing *t, uint64_t ready);
+/* Enqueue a write to bank at time ready; returns acceptance time; *stalled. */
+uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
+		  uint64_t ready, int *stalled);
+/* A read from bank issued at time t; returns when data is there. */
+uint64_t tm_read(struct timing *t, unsigned bank, uint64_t at);
+uint64_t tm_makespan(const struct timing *t);
+
+/* ------------------------------------------------------------ counter cache */
+
+struct cc_way {
+	uint64_t tag; /* counter line index + 1; 0 = invalid */
+	uint64_t lru;
+	uint8_t dirty;
+};
+
+struct ctr_cache {
+	unsigned sets, ways;
+	struct cc_way *way;
+	uint64_t tick;
+};
+
+enum cc_result { CC_HIT, CC_MISS };
+int cc_init(struct ctr_cache *c, unsigned kib, unsigned ways);
+void cc_fini(struct ctr_cache *c);
+/* Look up counter line cl; on a miss insert it and report the victim. */
+enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
+			 uint64_t *victim, int *victim_dirty);
+/* If cl is cached and dirty, clean it and return 1. */
+int cc_clean(struct ctr_cache *c, uint64_t cl);
+/* Iterate dirty lines: calls fn(cl) for each and cleans it. */
+void cc_flush_all(struct ctr_cache *c, void (*fn)(void *, uint64_t), void *arg);
+void cc_invalidate_all(struct ctr_cache *c);
+
+/* ------------------------------------------------------------ counters */
+
+/*
+ * The counter storage layout behind an interface; mono is the only layout of
+ * this build (8-byte counter per line, 8 per counter line), split follows.
+ */
+struct ctr_layout {
+	const char *name;
+	/* counter line holding the counter of data line `line` */
+	uint64_t (*ctr_line_of)(uint64_t line);
+	/* data lines covered by one counter line */
+	unsigned lines_per_ctr_line;
+	/* bytes of counter storage for nlines data lines */
+	uint64_t (*storage_bytes)(uint64_t nlines);
+};
+extern const struct ctr_layout ctr_layout_mono;
+
+/* ------------------------------------------------------------ media */
+
+#define SB_MAGIC "SPMMETA\0"
+#define DH_MAGIC "SPMDATA\0"
+#define SPM_FORMAT_VERSION 1u
+#define SB_STATE_CLEAN 0x434c45414e000001ull
+#define SB_STATE_DIRTY 0x4449525459000002ull
+
+/* The data file's header, page 0 of <path> (plaintext, not application data). */
+struct data_hdr {
+	char magic[8];
+	uint32_t version;
+	uint32_t hdr_size;
+	uint8_t uuid[16];
+	uint64_t pool_size;
+	uint32_t checksum; /* crc32 of everything before it */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct data_hdr) == 48, "data_hdr layout");
+
+/* The superblock of <path>.meta. */
+struct superblock {
+	char magic[8];
+	uint32_t version;
+	uint32_t sb_size;
+	uint8_t uuid[16];
+	uint64_t pool_size;
+	uint64_t nlines;
+	char design[32];
+	uint32_t aes_bits;
+	uint32_t ctr_layout; /* 0 = mono */
+	uint32_t adr_data_cap;
+	uint32_t adr_ctr_cap;
+	uint64_t adr_off, adr_size;
+	uint64_t ctr_off, ctr_size;
+	uint64_t ca_off, ca_size;
+	uint64_t meta_size;
+	uint8_t kcv[16]; /* key check value: HKDF(key, uuid, "spm kcv") */
+	uint64_t features;
+	uint32_t checksum; /* crc32 of everything before it */
+	uint32_t pad;
+	uint8_t reserved[512 - 184];
+	/* not checksummed: written alone with one 8-byte store */
+	uint64_t state;
+};
+_Static_assert(offsetof(struct superblock, checksum) == 176, "sb layout");
+_Static_assert(offsetof(struct superblock, state) == 512, "sb state offset");
+
+/* One write queue entry in the ADR region. */
+enum {
+	WQ_VALID = 1u,  /* entry written */
+	WQ_READY = 2u,  /* may drain (at a crash, only ready entries do) */
+	WQ_PAIRED = 4u, /* data half of a counter-atomic pair: ready iff partner is */
+	WQ_COLOC = 8u,  /* co-located counter in aux */
+};
+struct wq_entry {
+	uint64_t seq;
+	uint64_t addr; /* data line, or counter line */
+	uint64_t state;
+	uint64_t aux; /* partner seq (PAIRED) or counter (COLOC) */
+	uint8_t payload[64];
+	uint8_t pad[32];
+};
+_Static_assert(sizeof(struct wq_entry) == 128, "wq_entry layout");
+
+#define ADR_HDR_SIZE 4096u
+
+struct media {
+	char *data_path, *meta_path;
+	uint8_t *data; /* mapped data file */
+	uint8_t *meta; /* mapped meta file */
+	size_t data_len, meta_len;
+	int data_is_pmem, meta_is_pmem;
+	int lock_fd;
+	void (*persist)(const struct media *m, const void *addr, size_t len);
+};
+
+int media_create(struct media *m, const char *path, uint64_t size,
+		 uint64_t meta_size, int durability);
+int media_open(struct media *m, const char *path, int durability);
+void media_close(struct media *m);
+void media_choose_persist(struct media *m, int durability);
+
+/* ------------------------------------------------------------ write queues */
+
+struct wq {
+	struct wq_entry *slot; /* in the ADR region */
+	unsigned cap;          /* entries in the ADR region */
+	unsigned depth;        /* entries in use by the configuration */
+	unsigned head, count;
+	struct tm_queue *tmq;
+};
+
+/* ------------------------------------------------------------ statistics */
+
+enum stat_id {
+#define STAT(id, name) id,
+#include "stats.def"
+#undef STAT
+	STAT__N
+};
+
+/* ------------------------------------------------------------ the controller */
+
+struct emu {
+	pthread_mutex_t lock;
+	const struct design *design;
+	const struct profile *profile;
+	const struct ctr_layout *layout;
+	struct media media;
+	struct superblock *sb;
+	uint64_t nlines;
+	struct crypto *crypto;
+	struct ctr_cache cc;
+	uint64_t *cur_ctr; /* the newest counter of each line (volatile) */
+	uint64_t *ctr_home; /* counter storage in the meta file */
+	uint8_t *ca_bits;   /* CounterAtomic bitmap in the meta file */
+	struct wq qdata, qctr;
+	uint64_t next_seq;
+	struct timing tm;
+	uint64_t stat[STAT__N];
+	uint64_t log_first, log_n;
+	int was_dirty;
+};
+
+/* controller internals used across files */
+void ctrl_drain_all(struct emu *e);
+int ctrl_recover(struct emu *e);
+void ctrl_setup_queues(struct emu *e, unsigned depth_data, unsigned depth_ctr);
+int key_load_or_create(const char *key_file, const char *pool_path, int create,
+		       unsigned bits, uint8_t *key);
+
+#endif

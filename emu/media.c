@@ -1,0 +1,190 @@
+/*
+ * media.c -- the emulated DIMM: <path> (ciphertext of line i at offset 64*i,
+ * page 0 a plaintext data header) and <path>.meta (superblock, ADR region,
+ * counter storage, CounterAtomic bitmap), mapped with libpmem
+ * (ARCHITECTURE.md section 4).
+ *
+ * Durability of media writes, chosen once at open (a function pointer):
+ *  - pmem:  pmem_persist (CPU cache flush + fence); power-fail durable on a DAX
+ *           file system.  Used by "auto" where libpmem reports real pmem.
+ *  - none:  plain stores into the shared mapping; they survive the death of
+ *           the process at any instruction (the page cache holds them), which
+ *           is spm's crash model.  Used by "auto" on ordinary files.
+ *  - msync: pmem_msync of every media write; power-fail durable on any file
+ *           system, at the price of a system call per write.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libpmem.h>
+
+#include "spm.h"
+#include "emu_internal.h"
+
+static void persist_none(const struct media *m, const void *addr, size_t len)
+{
+	(void)m;
+	(void)addr;
+	(void)len;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void persist_pmem(const struct media *m, const void *addr, size_t len)
+{
+	(void)m;
+	pmem_persist(addr, len);
+}
+
+static void persist_msync(const struct media *m, const void *addr, size_t len)
+{
+	(void)m;
+	pmem_msync(addr, len);
+}
+
+/* media_choose_persist -- the durability function, chosen once. */
+void media_choose_persist(struct media *m, int durability)
+{
+	switch (durability) {
+	case EMU_DUR_PMEM:
+		m->persist = persist_pmem;
+		break;
+	case EMU_DUR_MSYNC:
+		m->persist = persist_msync;
+		break;
+	case EMU_DUR_NONE:
+		m->persist = persist_none;
+		break;
+	default:
+		m->persist = (m->data_is_pmem && m->meta_is_pmem) ? persist_pmem
+								 : persist_none;
+	}
+}
+
+/* meta_path_of -- "<path>.meta", malloc'd. */
+static char *suffixed(const char *path, const char *suffix)
+{
+	size_t n = strlen(path) + strlen(suffix) + 1;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s%s", path, suffix);
+	return s;
+}
+
+/* lock_pool -- one process at a time: an exclusive flock on the data file. */
+static int lock_pool(struct media *m)
+{
+	m->lock_fd = open(m->data_path, O_RDONLY | O_CLOEXEC);
+	if (m->lock_fd < 0)
+		return emu_err(-errno, "%s: %s", m->data_path, strerror(errno));
+	if (flock(m->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		close(m->lock_fd);
+		m->lock_fd = -1;
+		if (e == EWOULDBLOCK)
+			return emu_err(SPM_E_BUSY, "%s: pool is open in another process",
+				       m->data_path);
+		return emu_err(-e, "%s: flock: %s", m->data_path, strerror(e));
+	}
+	return 0;
+}
+
+/* media_create -- new sparse files of the given sizes; fails if either exists. */
+int media_create(struct media *m, const char *path, uint64_t size,
+		 uint64_t meta_size, int durability)
+{
+	memset(m, 0, sizeof(*m));
+	m->lock_fd = -1;
+	m->data_path = strdup(path);
+	m->meta_path = suffixed(path, ".meta");
+	if (!m->data_path || !m->meta_path) {
+		media_close(m);
+		return emu_err(-ENOMEM, "out of memory");
+	}
+	struct stat st;
+	if (stat(m->meta_path, &st) == 0) {
+		int rc = emu_err(-EEXIST, "%s: file exists", m->meta_path);
+		media_close(m);
+		return rc;
+	}
+	m->data = pmem_map_file(path, size, PMEM_FILE_CREATE | PMEM_FILE_EXCL |
+				PMEM_FILE_SPARSE, 0600, &m->data_len,
+				&m->data_is_pmem);
+	if (!m->data) {
+		int e = errno;
+		media_close(m);
+		return emu_err(-e, "%s: cannot create: %s", path, strerror(e));
+	}
+	m->meta = pmem_map_file(m->meta_path, meta_size,
+				PMEM_FILE_CREATE | PMEM_FILE_EXCL | PMEM_FILE_SPARSE,
+				0600, &m->meta_len, &m->meta_is_pmem);
+	if (!m->meta) {
+		int e = errno;
+		unlink(path);
+		media_close(m);
+		return emu_err(-e, "%s: cannot create: %s", path, strerror(e));
+	}
+	int rc = lock_pool(m);
+	if (rc) {
+		unlink(m->meta_path);
+		unlink(m->data_path);
+		media_close(m);
+		return rc;
+	}
+	media_choose_persist(m, durability);
+	return 0;
+}
+
+/* media_open -- map both existing files read-write (validated by the caller first). */
+int media_open(struct media *m, const char *path, int durability)
+{
+	memset(m, 0, sizeof(*m));
+	m->lock_fd = -1;
+	m->data_path = strdup(path);
+	m->meta_path = suffixed(path, ".meta");
+	if (!m->data_path || !m->meta_path) {
+		media_close(m);
+		return emu_err(-ENOMEM, "out of memory");
+	}
+	int rc = lock_pool(m);
+	if (rc) {
+		media_close(m);
+		return rc;
+	}
+	m->data = pmem_map_file(path, 0, 0, 0, &m->data_len, &m->data_is_pmem);
+	if (!m->data) {
+		int e = errno;
+		media_close(m);
+		return emu_err(-e, "%s: cannot map: %s", path, strerror(e));
+	}
+	m->meta = pmem_map_file(m->meta_path, 0, 0, 0, &m->meta_len,
+				&m->meta_is_pmem);
+	if (!m->meta) {
+		int e = errno;
+		rc = emu_err(-e, "%s: cannot map: %s", m->meta_path, strerror(e));
+		media_close(m);
+		return rc;
+	}
+	media_choose_persist(m, durability);
+	return 0;
+}
+
+/* media_close -- unmap, unlock, free. */
+void media_close(struct media *m)
+{
+	if (m->data)
+		pmem_unmap(m->data, m->data_len);
+	if (m->meta)
+		pmem_unmap(m->meta, m->meta_len);
+	if (m->lock_fd >= 0)
+		close(m->lock_fd);
+	free(m->data_path);
+	free(m->meta_path);
+	memset(m, 0, sizeof(*m));
+	m->lock_fd = -1;
+}

@@ -1,0 +1,62 @@
+/* stats.c -- the statistics table of the emulated machine, read by name. */
+#include <string.h>
+
+#include "spm.h"
+#include "emu_internal.h"
+
+static const char *const stat_names[STAT__N] = {
+#define STAT(id, name) [id] = name,
+#include "stats.def"
+#undef STAT
+};
+
+/* emu_stat -- the value of statistic name. */
+int emu_stat(struct emu *e, const char *name, uint64_t *value)
+{
+	if (!name || !value)
+		return emu_err(SPM_E_INVAL, "spm_stat: NULL argument");
+	pthread_mutex_lock(&e->lock);
+	int rc = 0;
+	if (strcmp(name, "time.modeled_ns") == 0) {
+		*value = tm_makespan(&e->tm) / 1000;
+	} else {
+		rc = emu_err(SPM_E_INVAL, "spm_stat: unknown statistic \"%s\"", name);
+		for (unsigned i = 0; i < STAT__N; i++)
+			if (strcmp(stat_names[i], name) == 0) {
+				*value = e->stat[i];
+				rc = 0;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&e->lock);
+	return rc;
+}
+
+/* emu_stat_reset -- zero the statistics and the modeled clocks. */
+void emu_stat_reset(struct emu *e)
+{
+	pthread_mutex_lock(&e->lock);
+	memset(e->stat, 0, sizeof(e->stat));
+	tm_reset(&e->tm);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* emu_stat_rt_add -- a runtime event (transactions). */
+void emu_stat_rt_add(struct emu *e, enum emu_rt_stat which, uint64_t n)
+{
+	static const enum stat_id map[] = {
+		[EMU_RT_TX_COMMITTED] = ST_TX_COMMITTED,
+		[EMU_RT_TX_ABORTED] = ST_TX_ABORTED,
+		[EMU_RT_ROLLED_BACK] = ST_REC_ROLLED_BACK,
+	};
+	pthread_mutex_lock(&e->lock);
+	e->stat[map[which]] += n;
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* emu_set_log_range -- the lines of the transaction log, for media.writes.log. */
+void emu_set_log_range(struct emu *e, uint64_t first, uint64_t n)
+{
+	e->log_first = first;
+	e->log_n = n;
+}

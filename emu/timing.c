@@ -1,0 +1,115 @@
+/*
+ * timing.c -- the timing model: per-core modeled clocks and the shared
+ * resources of the memory controller as busy-until times (banks, write queue
+ * slots, the AES engine), with the PCM timings of SCA Table 2
+ * (tRCD/tCL/tCWD/tFAW/tWTR/tWR).  Times are picoseconds.  Deterministic: the
+ * same sequence of requests gives the same times.
+ */
+#include <string.h>
+
+#include "emu_internal.h"
+
+static uint64_t ps(double ns)
+{
+	return (uint64_t)(ns * 1000.0 + 0.5);
+}
+
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* tm_init -- the model of profile p with the given queue depths and banks. */
+void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
+	     unsigned wpq_ctr, unsigned banks)
+{
+	memset(t, 0, sizeof(*t));
+	t->rcd = ps(p->t_rcd);
+	t->cl = ps(p->t_cl);
+	t->cwd = ps(p->t_cwd);
+	t->faw = ps(p->t_faw);
+	t->wtr = ps(p->t_wtr);
+	t->wr = ps(p->t_wr);
+	t->aes = ps(p->aes_ns);
+	t->aes_issue = ps(p->aes_issue_ns);
+	t->cc_hit = ps(p->cc_hit_ns);
+	t->issue = ps(p->issue_ns);
+	t->banks = banks;
+	t->qdata.cap = wpq_data;
+	t->qctr.cap = wpq_ctr;
+}
+
+/* tm_reset -- every clock and resource back to time 0. */
+void tm_reset(struct timing *t)
+{
+	memset(t->bank_free, 0, sizeof(t->bank_free));
+	memset(t->bank_last_write, 0, sizeof(t->bank_last_write));
+	memset(t->act, 0, sizeof(t->act));
+	memset(t->clock, 0, sizeof(t->clock));
+	memset(t->pending, 0, sizeof(t->pending));
+	memset(t->qdata.slot_free, 0, sizeof(t->qdata.slot_free));
+	memset(t->qctr.slot_free, 0, sizeof(t->qctr.slot_free));
+	t->aes_free = 0;
+	t->qdata.pos = t->qctr.pos = 0;
+}
+
+/* tm_aes -- the engine is pipelined: latency aes, one line per aes_issue. */
+uint64_t tm_aes(struct timing *t, uint64_t ready)
+{
+	uint64_t start = max64(ready, t->aes_free);
+	t->aes_free = start + t->aes_issue;
+	return start + t->aes;
+}
+
+/* activate -- a row activation at or after at, honouring tFAW (4 per window). */
+static uint64_t activate(struct timing *t, uint64_t at)
+{
+	uint64_t oldest = t->act[t->act_pos];
+	if (oldest && at < oldest + t->faw)
+		at = oldest + t->faw;
+	t->act[t->act_pos] = at ? at : 1;
+	t->act_pos = (t->act_pos + 1) % 4;
+	return at;
+}
+
+/*
+ * tm_write -- a write enters queue q when a slot is free (acceptance, the
+ * point of durability under ADR) and drains to its bank in FIFO order:
+ * the bank is busy tCWD + tWR.  The slot frees when the write completes.
+ */
+uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
+		  uint64_t ready, int *stalled)
+{
+	uint64_t slot = q->slot_free[q->pos];
+	uint64_t accept = max64(ready, slot);
+	*stalled = slot > ready;
+	uint64_t start = activate(t, max64(accept, t->bank_free[bank]));
+	uint64_t done = start + t->cwd + t->wr;
+	t->bank_free[bank] = done;
+	t->bank_last_write[bank] = 1;
+	q->slot_free[q->pos] = done;
+	q->pos = (q->pos + 1) % q->cap;
+	return accept;
+}
+
+/* tm_read -- a read of bank at time at: tRCD + tCL, after tWTR following a write. */
+uint64_t tm_read(struct timing *t, unsigned bank, uint64_t at)
+{
+	uint64_t free = t->bank_free[bank];
+	if (t->bank_last_write[bank])
+		free += t->wtr;
+	uint64_t start = activate(t, max64(at, free));
+	uint64_t done = start + t->rcd + t->cl;
+	t->bank_free[bank] = done;
+	t->bank_last_write[bank] = 0;
+	return done;
+}
+
+/* tm_makespan -- the modeled time of the run: the latest core clock. */
+uint64_t tm_makespan(const struct timing *t)
+{
+	uint64_t m = 0;
+	for (unsigned i = 0; i < EMU_MAX_CORES; i++)
+		m = max64(m, t->clock[i]);
+	return m;
+}

@@ -1,0 +1,169 @@
+/*
+ * wq.c -- the data and counter write queues in the ADR region of the meta
+ * file (SCA section 5.2.2).  An entry is durable once its state word is
+ * stored; only ready entries drain at a crash.  A counter-atomic pair is a
+ * data entry marked PAIRED (ready iff its partner counter entry is ready) and
+ * a counter entry whose ready bit is set by one 8-byte store: the pair becomes
+ * ready together, atomically, as the paper's ADR-protected ready-bit update.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu_internal.h"
+#include "wq.h"
+
+/* wq_attach -- a queue over cap ADR slots, of which depth are used. */
+void wq_attach(struct wq *q, struct wq_entry *slots, unsigned cap,
+	       unsigned depth, struct tm_queue *tmq)
+{
+	q->slot = slots;
+	q->cap = cap;
+	q->depth = depth;
+	q->head = 0;
+	q->count = 0;
+	q->tmq = tmq;
+}
+
+/* store_state -- the one store that makes an entry's new state durable. */
+static void store_state(struct emu *e, struct wq_entry *w, uint64_t state)
+{
+	__atomic_store_n(&w->state, state, __ATOMIC_RELEASE);
+	e->media.persist(&e->media, &w->state, sizeof(w->state));
+}
+
+/* home_write -- write an entry's payload to its home in the media. */
+void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr)
+{
+	if (!is_ctr) {
+		uint8_t *home = e->media.data + w->addr * EMU_LINE;
+		memcpy(home, w->payload, EMU_LINE);
+		e->media.persist(&e->media, home, EMU_LINE);
+		if (w->state & WQ_COLOC) {
+			uint64_t *c = &e->ctr_home[w->addr];
+			if (w->aux > *c)
+				*c = w->aux;
+			e->media.persist(&e->media, c, sizeof(*c));
+		}
+		return;
+	}
+	/* counter line: counters only grow, so a late drain never rolls one back */
+	uint64_t first = w->addr * e->layout->lines_per_ctr_line;
+	const uint64_t *src = (const uint64_t *)w->payload;
+	for (unsigned i = 0; i < e->layout->lines_per_ctr_line; i++)
+		if (first + i < e->nlines && src[i] > e->ctr_home[first + i])
+			e->ctr_home[first + i] = src[i];
+	e->media.persist(&e->media, &e->ctr_home[first], EMU_LINE);
+}
+
+/* wq_drain_one -- write the oldest entry home and free its slot. */
+void wq_drain_one(struct emu *e, struct wq *q)
+{
+	struct wq_entry *w = &q->slot[q->head];
+	wq_home_write(e, w, q == &e->qctr);
+	emu_crash_point("drain.home_written");
+	store_state(e, w, 0);
+	emu_crash_point("drain.entry_freed");
+	q->head = (q->head + 1) % q->depth;
+	q->count--;
+}
+
+/* wq_push -- append an entry (not yet ready unless flags say so). */
+struct wq_entry *wq_push(struct emu *e, struct wq *q, uint64_t addr,
+			 const void *payload, uint64_t aux, uint64_t flags)
+{
+	if (q->count == q->depth)
+		wq_drain_one(e, q);
+	struct wq_entry *w = &q->slot[(q->head + q->count) % q->depth];
+	w->seq = e->next_seq++;
+	w->addr = addr;
+	w->aux = aux;
+	memcpy(w->payload, payload, EMU_LINE);
+	e->media.persist(&e->media, w, offsetof(struct wq_entry, pad));
+	store_state(e, w, flags | WQ_VALID);
+	q->count++;
+	return w;
+}
+
+/* wq_set_ready -- set an entry's ready bit. */
+void wq_set_ready(struct emu *e, struct wq_entry *w)
+{
+	store_state(e, w, w->state | WQ_READY);
+}
+
+/* wq_drain_all -- drain every entry of q, oldest first. */
+void wq_drain_all(struct emu *e, struct wq *q)
+{
+	while (q->count)
+		wq_drain_one(e, q);
+}
+
+struct rec_entry {
+	struct wq_entry *w;
+	int is_ctr;
+};
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct rec_entry *x = a, *y = b;
+	return x->w->seq < y->w->seq ? -1 : x->w->seq > y->w->seq;
+}
+
+/* partner_ready -- is the counter entry with sequence seq ready? */
+static int partner_ready(struct wq_entry *ctr, unsigned cap, uint64_t seq)
+{
+	for (unsigned i = 0; i < cap; i++)
+		if ((ctr[i].state & WQ_VALID) && ctr[i].seq == seq)
+			return (ctr[i].state & WQ_READY) != 0;
+	return 0;
+}
+
+/*
+ * wq_recover -- what ADR's backup power does at a failure: drain the ready
+ * entries of both queues to their homes in order, drop the rest (SCA 5.2.2,
+ * step 13).  Idempotent: an entry is freed only after its home is written,
+ * so a crash during recovery is recovered again.
+ */
+int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
+	       struct wq_entry *ctr, unsigned ccap, uint64_t *drained,
+	       uint64_t *dropped)
+{
+	struct rec_entry *r = malloc(sizeof(*r) * (dcap + ccap + 1));
+	if (!r)
+		return -1;
+	unsigned n = 0;
+	*drained = *dropped = 0;
+	for (unsigned i = 0; i < dcap; i++) {
+		struct wq_entry *w = &data[i];
+		if (!(w->state & WQ_VALID))
+			continue;
+		int ready = (w->state & WQ_READY) ||
+			    ((w->state & WQ_PAIRED) && partner_ready(ctr, ccap, w->aux));
+		if (ready)
+			r[n++] = (struct rec_entry){w, 0};
+		else
+			++*dropped;
+	}
+	for (unsigned i = 0; i < ccap; i++) {
+		struct wq_entry *w = &ctr[i];
+		if (!(w->state & WQ_VALID))
+			continue;
+		if (w->state & WQ_READY)
+			r[n++] = (struct rec_entry){w, 1};
+		else
+			++*dropped;
+	}
+	qsort(r, n, sizeof(*r), by_seq);
+	for (unsigned i = 0; i < n; i++) {
+		wq_home_write(e, r[i].w, r[i].is_ctr);
+		emu_crash_point("recovery.entry_drained");
+	}
+	*drained = n;
+	free(r);
+	for (unsigned i = 0; i < dcap; i++)
+		if (data[i].state)
+			store_state(e, &data[i], 0);
+	for (unsigned i = 0; i < ccap; i++)
+		if (ctr[i].state)
+			store_state(e, &ctr[i], 0);
+	return 0;
+}

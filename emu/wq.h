@@ -1,0 +1,17 @@
+/* wq.h -- the ADR write queues (wq.c). */
+#ifndef SPM_WQ_H
+#define SPM_WQ_H 1
+#include "emu_internal.h"
+
+void wq_attach(struct wq *q, struct wq_entry *slots, unsigned cap,
+	       unsigned depth, struct tm_queue *tmq);
+struct wq_entry *wq_push(struct emu *e, struct wq *q, uint64_t addr,
+			 const void *payload, uint64_t aux, uint64_t flags);
+void wq_set_ready(struct emu *e, struct wq_entry *w);
+void wq_drain_one(struct emu *e, struct wq *q);
+void wq_drain_all(struct emu *e, struct wq *q);
+void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr);
+int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
+	       struct wq_entry *ctr, unsigned ccap, uint64_t *drained,
+	       uint64_t *dropped);
+#endif

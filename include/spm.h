@@ -1,0 +1,263 @@
+/*
+ * spm.h -- the one public header of spm, emulated secure persistent memory.
+ *
+ * spm turns a file into a persistent heap whose every 64-byte line is
+ * encrypted with counter-mode AES by an emulated memory controller (counter
+ * cache, ADR-protected write queues), and that recovers consistently when the
+ * process is killed at any instruction.  Each design of the papers the project
+ * implements is a preset of that controller, chosen at pool creation.
+ *
+ * This header is the manual.  Conventions:
+ *
+ *  - Errors are negative int codes: SPM_E_* below, or -errno for system errors
+ *    (-ENOENT, -EEXIST, -ENOMEM, ...).  spm_strerror() names every code;
+ *    spm_errormsg() gives the calling thread's last message, naming the file
+ *    or option at fault.
+ *
+ *  - Options: one string "key=value;key=value", the same syntax as the
+ *    environment variable SPM_CONF, which is read by spm_create() and
+ *    spm_open(); keys given explicitly in the options argument win over
+ *    SPM_CONF.  An unknown key or a bad value is an error (SPM_E_OPTION), never
+ *    silently ignored.  Keys (defaults in brackets):
+ *      design=NAME        plain|ideal|unsafe|colocated|colocated-cc|fca|sca [sca]
+ *                         fixed at spm_create(); at spm_open() it may be given
+ *                         only with the pool's own design
+ *      profile=NAME       timing/configuration profile: sca (the counter-
+ *                         atomicity paper's Table 2) | supermem [sca]
+ *      key_file=PATH      AES key file [<path>.key]; spm_create() writes a new
+ *                         random key there (mode 0600) if the file does not
+ *                         exist, spm_open() reads it
+ *      aes_bits=128|256   key size, fixed at spm_create() [128]
+ *      ctr_cache_kib=N    counter cache size in KiB [profile: 1024]
+ *      ctr_cache_ways=N   counter cache associativity [profile: 16]
+ *      wpq_data=N         data write queue entries [profile: 64]
+ *      wpq_ctr=N          counter write queue entries [profile: 16]
+ *      banks=N            memory banks of the timing model [profile: 8]
+ *      durability=MODE    auto|pmem|msync|none [auto]: how writes to the
+ *                         media files are made durable.  auto: pmem flushes
+ *                         where libpmem reports real persistent memory
+ *                         (power-fail durable), plain stores elsewhere (durable
+ *                         against a process crash, the crash model of spm).
+ *                         msync: msync every media write (power-fail durable on
+ *                         any file system, slow).
+ *      t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns  timing parameters in
+ *                         nanoseconds (decimals allowed) [profile]
+ *
+ *  - Threads: a pool may be used by several threads at once.  spm_create,
+ *    spm_open and spm_close must not race with any other call on the same
+ *    pool.  Every other function is thread-safe.  A thread has at most one
+ *    open transaction per pool; the transaction belongs to the thread that
+ *    began it.  Stores to the view are ordinary memory stores: two threads
+ *    writing the same bytes must synchronise as with any shared memory.
+ *
+ *  - Persistence: the pool is a plaintext view in process memory (the CPU
+ *    cache domain).  Nothing is durable until it is written back with
+ *    spm_flush() and fenced with spm_drain() (or spm_persist(), or a
+ *    transaction commit).  A write-back reaches the controller, which encrypts
+ *    it and places it in the ADR-protected write queue; from then on it is
+ *    durable.  A process killed at any point loses exactly what a power
+ *    failure of the emulated machine would lose.
+ *
+ *  - Designs differ only in how counters are kept crash consistent.  The same
+ *    program runs on each.  spm_counter_atomic() and
+ *    spm_counter_cache_writeback() are honoured by sca (selective counter-
+ *    atomicity) and are harmless elsewhere.  Transactions follow the undo-log
+ *    of the counter-atomicity paper's Figure 9 on every design.
+ */
+#ifndef SPM_H
+#define SPM_H 1
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(SPM_BUILDING_LIBRARY) && defined(__GNUC__)
+#define SPM_API __attribute__((visibility("default")))
+#else
+#define SPM_API
+#endif
+
+#define SPM_VERSION_MAJOR 0
+#define SPM_VERSION_MINOR 1
+#define SPM_VERSION_PATCH 0
+
+/* Size of a line: the unit of write-back, encryption and counters. */
+#define SPM_LINE 64
+
+/* Error codes of spm itself; system errors are returned as -errno. */
+enum spm_error {
+	SPM_E_BASE = -2000,
+	SPM_E_NOTPOOL = -2000,   /* the file is not an spm pool (bad magic) */
+	SPM_E_TRUNCATED = -2001, /* a pool file is shorter or longer than its geometry */
+	SPM_E_CORRUPT = -2002,   /* a superblock or header checksum does not match */
+	SPM_E_MISMATCH = -2003,  /* data and meta files belong to different pools */
+	SPM_E_VERSION = -2004,   /* the pool was written by a newer format version */
+	SPM_E_KEY = -2005,       /* the key does not match the pool's key check value */
+	SPM_E_KEYFILE = -2006,   /* the key file is missing, unreadable or malformed */
+	SPM_E_DESIGN = -2007,    /* unknown design name, or not the pool's design */
+	SPM_E_OPTION = -2008,    /* unknown option key or bad option value */
+	SPM_E_NOSPACE = -2009,   /* the pool's heap has no free run of that size */
+	SPM_E_INVAL = -2010,     /* an argument is invalid (bad offset, size, state) */
+	SPM_E_BUSY = -2011,      /* the pool is open in another process, or no lane free */
+	SPM_E_TXSTATE = -2012,   /* no transaction / already in a transaction */
+	SPM_E_CRYPTO = -2013,    /* the crypto library failed */
+	SPM_E_LAST = -2013
+};
+
+typedef struct spm_pool spm_pool;
+
+/* A persistent pointer: a byte offset into the pool; 0 is null. */
+typedef uint64_t spm_off_t;
+
+/*
+ * spm_create -- create a new pool of size bytes at path (files path and
+ * path.meta, and path.key unless key_file names an existing key).  size is
+ * rounded up to 4 KiB; the minimum is 1 MiB.  Fails with -EEXIST if path or
+ * path.meta exists.  On success *pool is an open pool.
+ */
+SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
+		       const char *options);
+
+/*
+ * spm_open -- open an existing pool.  If the pool was not closed cleanly the
+ * controller first drains the ready entries of its ADR write queues and drops
+ * the rest, then interrupted transactions are rolled back and the allocator
+ * repaired.  Bad input (not a pool, truncated, corrupt, another pool's meta
+ * file, a newer version, the wrong key, a bad option) is refused with its own
+ * error code before any file is modified.
+ */
+SPM_API int spm_open(spm_pool **pool, const char *path, const char *options);
+
+/*
+ * spm_close -- drain the write queues, write back the counter cache, mark the
+ * pool clean, unmap and free.  Open transactions of the pool are aborted.
+ * Returns 0 or a negative error (the pool is freed in any case).
+ */
+SPM_API int spm_close(spm_pool *pool);
+
+/*
+ * spm_root -- the root object: allocated and zeroed (durably) on the first
+ * call, the same object on every later call and open.  size must be > 0 and
+ * not larger than the size of the first call.  NULL on failure.
+ * Must not be called inside a transaction of the calling thread.
+ */
+SPM_API void *spm_root(spm_pool *pool, size_t size);
+
+/* spm_ptr -- the view address of offset off; NULL if off is 0 or outside the heap. */
+SPM_API void *spm_ptr(spm_pool *pool, spm_off_t off);
+
+/* spm_off -- the offset of view address ptr; 0 if ptr is not in the pool. */
+SPM_API spm_off_t spm_off(spm_pool *pool, const void *ptr);
+
+/* spm_size -- the pool's size in bytes. */
+SPM_API size_t spm_size(spm_pool *pool);
+
+/*
+ * spm_flush -- write back (clwb) every line overlapping [addr, addr+len) to
+ * the controller: each is encrypted and enters the write queue.  Asynchronous
+ * in modeled time: spm_drain() waits for acceptance.
+ */
+SPM_API void spm_flush(spm_pool *pool, const void *addr, size_t len);
+
+/* spm_drain -- fence (sfence): every write-back of this thread is accepted. */
+SPM_API void spm_drain(spm_pool *pool);
+
+/* spm_persist -- spm_flush() then spm_drain(). */
+SPM_API void spm_persist(spm_pool *pool, const void *addr, size_t len);
+
+/*
+ * spm_counter_atomic -- declare the lines overlapping [addr, addr+len)
+ * CounterAtomic, persistently (the declaration survives close and crash).
+ * In sca every write-back of such a line enters the data and counter write
+ * queues together, with ready bits (SCA section 5.2).  Other designs accept
+ * and ignore the declaration.  Returns 0 or SPM_E_INVAL.
+ */
+SPM_API int spm_counter_atomic(spm_pool *pool, const void *addr, size_t len);
+
+/*
+ * spm_counter_cache_writeback -- write back the dirty counter cache lines
+ * holding the counters of [addr, addr+len) (SCA section 4.3).  Follow it with
+ * spm_drain() to make them durable.  A no-op where counters are never cached
+ * dirty.
+ */
+SPM_API void spm_counter_cache_writeback(spm_pool *pool, const void *addr,
+					 size_t len);
+
+/*
+ * spm_core_set -- the modeled core on whose clock this thread's operations on
+ * pool are charged (default 0; at most 64 cores).  Cores share the banks,
+ * queues and AES engine of the timing model.
+ */
+SPM_API int spm_core_set(spm_pool *pool, unsigned core);
+
+/*
+ * Transactions: undo logging in the three stages of the counter-atomicity
+ * paper's Figure 9.  spm_tx_add() logs the old content of a range (prepare:
+ * log + counter write-back + barrier) before the caller modifies it;
+ * spm_tx_commit() persists the modified ranges (mutate: write-back + counter
+ * write-back + barrier) and invalidates the log with one counter-atomic write
+ * (commit).  A crash before that write rolls the transaction back at the next
+ * open; after it, the transaction is durable.
+ *
+ * spm_tx_begin   -- start a transaction on the calling thread.
+ *                   SPM_E_TXSTATE if one is open, SPM_E_BUSY if all lanes are taken.
+ * spm_tx_add     -- snapshot [addr, addr+len) (inside the heap) into the log.
+ *                   Ranges added twice are logged once.  0 or error.
+ * spm_tx_alloc   -- a zeroed object of size bytes, owned by the transaction:
+ *                   it becomes allocated at commit and vanishes at abort or a
+ *                   crash before commit.  Its content is persisted at commit
+ *                   without logging.  0 on failure (spm_errormsg says why).
+ * spm_tx_free    -- free the object at off at commit.  SPM_E_INVAL if off is
+ *                   not an allocated object.
+ * spm_tx_commit  -- make the transaction durable and end it.  0 or error; on
+ *                   error the transaction is aborted.
+ * spm_tx_abort   -- restore every added range and end the transaction.
+ */
+SPM_API int spm_tx_begin(spm_pool *pool);
+SPM_API int spm_tx_add(spm_pool *pool, const void *addr, size_t len);
+SPM_API spm_off_t spm_tx_alloc(spm_pool *pool, size_t size);
+SPM_API int spm_tx_free(spm_pool *pool, spm_off_t off);
+SPM_API int spm_tx_commit(spm_pool *pool);
+SPM_API void spm_tx_abort(spm_pool *pool);
+
+/*
+ * spm_stat -- read a statistic by name into *value.  SPM_E_INVAL for an
+ * unknown name.  Names:
+ *   tx.committed tx.aborted          transactions
+ *   time.modeled_ns                  modeled time: the largest core clock
+ *   media.writes                     all media write requests
+ *   media.writes.data / .counter     by class (a co-located write counts as data)
+ *   media.writes.log                 data writes to transaction log lines
+ *   media.writes.meta                superblock and ADR bookkeeping writes
+ *   media.reads                      media read requests (open, recovery, counter misses)
+ *   ctr_cache.hits / .misses / .evictions / .writebacks
+ *   aes.pads                         64-byte pads generated (4 AES blocks each)
+ *   wpq.stalls                       enqueues that waited for a free slot
+ *   wpq.coalesced                    counter entries replaced by newer ones
+ *   ctrl.ca_writes                   counter-atomic write pairs
+ *   ctrl.writes                      line write-backs received
+ *   recovery.drained / .dropped      ADR entries drained / dropped at recovery
+ *   recovery.rolled_back             transactions rolled back at open
+ */
+SPM_API int spm_stat(spm_pool *pool, const char *name, uint64_t *value);
+
+/* spm_stat_reset -- zero every statistic and the modeled clocks. */
+SPM_API void spm_stat_reset(spm_pool *pool);
+
+/* spm_design -- the pool's design name (valid while the pool is open). */
+SPM_API const char *spm_design(spm_pool *pool);
+
+/* spm_errormsg -- the calling thread's last error message ("" if none). */
+SPM_API const char *spm_errormsg(void);
+
+/* spm_strerror -- a static description of error code err. */
+SPM_API const char *spm_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPM_H */

@@ -1,0 +1,169 @@
+/*
+ * alloc.c -- the crash-safe allocator.  The heap is a run of 64-byte units
+ * (one line each, so objects never share a line).  Two persistent bitmaps
+ * describe it: "used" (unit allocated) and "start" (unit begins an object;
+ * an object runs to the next start bit or free unit).  A volatile "busy"
+ * bitmap (used or reserved) serves allocation.
+ *
+ * spm_tx_alloc only reserves in the busy bitmap.  At commit, under bm_lock,
+ * the bitmap words of every allocation and free are snapshotted into the
+ * transaction's undo log and changed, so they become durable with the
+ * transaction's commit write or are rolled back with it: nothing leaks or is
+ * handed out twice across a crash.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_internal.h"
+
+uint64_t *alloc_used_words(spm_pool *p)
+{
+	return (uint64_t *)(p->view + p->hdr->bm_off);
+}
+
+uint64_t *alloc_start_words(spm_pool *p)
+{
+	return alloc_used_words(p) + p->hdr->bm_words;
+}
+
+static int bit(const uint64_t *w, uint64_t i)
+{
+	return (w[i / 64] >> (i % 64)) & 1;
+}
+
+static void set_bits(uint64_t *w, uint64_t first, uint64_t n, int value)
+{
+	for (uint64_t i = first; i < first + n; i++) {
+		if (value)
+			w[i / 64] |= 1ull << (i % 64);
+		else
+			w[i / 64] &= ~(1ull << (i % 64));
+	}
+}
+
+/* alloc_init -- the busy bitmap from the persistent used bitmap. */
+int alloc_init(spm_pool *p)
+{
+	uint64_t words = p->hdr->bm_words;
+	p->busy = malloc(words * sizeof(uint64_t) + sizeof(uint64_t));
+	if (!p->busy)
+		return emu_err(-ENOMEM, "out of memory for the allocator");
+	memcpy(p->busy, alloc_used_words(p), words * sizeof(uint64_t));
+	/* units past the end of the heap are never free */
+	uint64_t tail = p->hdr->heap_units % 64;
+	if (tail)
+		p->busy[words - 1] |= ~0ull << tail;
+	p->cursor = 0;
+	return 0;
+}
+
+void alloc_fini(spm_pool *p)
+{
+	free(p->busy);
+	p->busy = NULL;
+}
+
+/* find_run -- n free units in busy from start onwards, below limit. */
+static int64_t find_run(const uint64_t *busy, uint64_t start, uint64_t limit,
+			uint64_t n)
+{
+	uint64_t run = 0, i = start;
+	while (i < limit) {
+		if (run == 0 && i % 64 == 0 && busy[i / 64] == ~0ull) {
+			i += 64;
+			continue;
+		}
+		if (bit(busy, i)) {
+			run = 0;
+		} else if (++run == n) {
+			return (int64_t)(i + 1 - n);
+		}
+		i++;
+	}
+	return -1;
+}
+
+/* alloc_reserve -- reserve units free units (next fit); their offset in *off. */
+int alloc_reserve(spm_pool *p, uint64_t units, uint64_t *off)
+{
+	uint64_t total = p->hdr->heap_units;
+	if (units == 0 || units > total)
+		return emu_err(SPM_E_NOSPACE, "spm_tx_alloc: %llu bytes do not fit the heap",
+			       (unsigned long long)(units * UNIT));
+	pthread_mutex_lock(&p->busy_lock);
+	int64_t at = find_run(p->busy, p->cursor, total, units);
+	if (at < 0)
+		at = find_run(p->busy, 0, total, units);
+	if (at >= 0) {
+		set_bits(p->busy, (uint64_t)at, units, 1);
+		p->cursor = (uint64_t)at + units;
+	}
+	pthread_mutex_unlock(&p->busy_lock);
+	if (at < 0)
+		return emu_err(SPM_E_NOSPACE, "spm_tx_alloc: no free run of %llu bytes",
+			       (unsigned long long)(units * UNIT));
+	*off = p->hdr->heap_off + (uint64_t)at * UNIT;
+	return 0;
+}
+
+/* alloc_unreserve -- give back a reservation (abort, or free after commit). */
+void alloc_unreserve(spm_pool *p, uint64_t off, uint64_t units)
+{
+	pthread_mutex_lock(&p->busy_lock);
+	set_bits(p->busy, (off - p->hdr->heap_off) / UNIT, units, 0);
+	pthread_mutex_unlock(&p->busy_lock);
+}
+
+/* alloc_object_units -- the size of the allocated object at off. */
+int alloc_object_units(spm_pool *p, uint64_t off, uint64_t *units)
+{
+	uint64_t h = p->hdr->heap_off, total = p->hdr->heap_units;
+	if (off < h || (off - h) % UNIT || (off - h) / UNIT >= total)
+		return emu_err(SPM_E_INVAL, "spm_tx_free: %llu is not an object",
+			       (unsigned long long)off);
+	uint64_t u = (off - h) / UNIT;
+	const uint64_t *used = alloc_used_words(p), *start = alloc_start_words(p);
+	if (!bit(used, u) || !bit(start, u))
+		return emu_err(SPM_E_INVAL, "spm_tx_free: %llu is not an allocated object",
+			       (unsigned long long)off);
+	uint64_t end = u + 1;
+	while (end < total && bit(used, end) && !bit(start, end))
+		end++;
+	*units = end - u;
+	return 0;
+}
+
+/* log_words -- snapshot the bitmap words holding units [u, u+n). */
+static int log_words(spm_pool *p, uint64_t *words, uint64_t u, uint64_t n)
+{
+	uint64_t w0 = u / 64, w1 = (u + n - 1) / 64;
+	uint64_t off = (uint64_t)((uint8_t *)(words + w0) - p->view);
+	return tx_add_internal(p, off, (w1 - w0 + 1) * sizeof(uint64_t));
+}
+
+/* alloc_commit -- apply the transaction's allocations and frees, logged. */
+int alloc_commit(spm_pool *p, struct lane *l)
+{
+	uint64_t *used = alloc_used_words(p), *start = alloc_start_words(p);
+	for (size_t i = 0; i < l->allocs.n + l->frees.n; i++) {
+		int is_alloc = i < l->allocs.n;
+		struct range r = is_alloc ? l->allocs.r[i] : l->frees.r[i - l->allocs.n];
+		uint64_t u = (r.off - p->hdr->heap_off) / UNIT, n = r.len / UNIT;
+		int rc = log_words(p, used, u, n);
+		if (!rc)
+			rc = log_words(p, start, u, 1);
+		if (rc)
+			return rc;
+		set_bits(used, u, n, is_alloc);
+		set_bits(start, u, 1, is_alloc);
+	}
+	return 0;
+}
+
+/* alloc_after_commit -- freed units become available once the free is durable. */
+void alloc_after_commit(spm_pool *p, struct lane *l)
+{
+	for (size_t i = 0; i < l->frees.n; i++)
+		alloc_unreserve(p, l->frees.r[i].off, l->frees.r[i].len / UNIT);
+}

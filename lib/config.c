@@ -1,0 +1,144 @@
+/*
+ * config.c -- the option syntax "key=value;key=value" shared by the options
+ * argument and the SPM_CONF environment variable (in the manner of PMDK's
+ * PMEMOBJ_CONF).  Keys given in options win over SPM_CONF.  Unknown keys and
+ * bad values are errors, never ignored.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_internal.h"
+
+/* parse_uint -- a decimal in [lo, hi]. */
+static int parse_uint(const char *src, const char *key, const char *v,
+		      unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long x = strtoul(v, &end, 10);
+	if (errno || end == v || *end || *v == '-' || x < lo || x > hi)
+		return emu_err(SPM_E_OPTION, "%s: %s=%s: expected a whole number in [%u, %u]",
+			       src, key, v, lo, hi);
+	*out = (unsigned)x;
+	return 0;
+}
+
+/* parse_ns -- a non-negative decimal number of nanoseconds. */
+static int parse_ns(const char *src, const char *key, const char *v, double *out)
+{
+	char *end;
+	double x = strtod(v, &end);
+	if (end == v || *end || !(x >= 0 && x < 1e9))
+		return emu_err(SPM_E_OPTION, "%s: %s=%s: expected nanoseconds >= 0",
+			       src, key, v);
+	*out = x;
+	return 0;
+}
+
+/* parse_str -- copy a string value that must fit. */
+static int parse_str(const char *src, const char *key, const char *v, char *out,
+		     size_t n)
+{
+	if (!*v || strlen(v) >= n)
+		return emu_err(SPM_E_OPTION, "%s: %s: empty or too long", src, key);
+	memcpy(out, v, strlen(v) + 1);
+	return 0;
+}
+
+/* set_key -- apply one key=value. */
+static int set_key(struct emu_config *c, const char *src, const char *k,
+		   const char *v)
+{
+	struct {
+		const char *key;
+		double *ns;
+	} times[] = {{"t_rcd", &c->t_rcd}, {"t_cl", &c->t_cl}, {"t_cwd", &c->t_cwd},
+		     {"t_faw", &c->t_faw}, {"t_wtr", &c->t_wtr}, {"t_wr", &c->t_wr},
+		     {"aes_ns", &c->aes_ns}};
+	if (!strcmp(k, "design"))
+		return parse_str(src, k, v, c->design, sizeof(c->design));
+	if (!strcmp(k, "profile"))
+		return parse_str(src, k, v, c->profile, sizeof(c->profile));
+	if (!strcmp(k, "key_file"))
+		return parse_str(src, k, v, c->key_file, sizeof(c->key_file));
+	if (!strcmp(k, "aes_bits")) {
+		int rc = parse_uint(src, k, v, 128, 256, &c->aes_bits);
+		if (!rc && c->aes_bits != 128 && c->aes_bits != 256)
+			rc = emu_err(SPM_E_OPTION, "%s: aes_bits=%s: 128 or 256", src, v);
+		return rc;
+	}
+	if (!strcmp(k, "ctr_cache_kib"))
+		return parse_uint(src, k, v, 1, 1u << 20, &c->ctr_cache_kib);
+	if (!strcmp(k, "ctr_cache_ways"))
+		return parse_uint(src, k, v, 1, 1024, &c->ctr_cache_ways);
+	if (!strcmp(k, "wpq_data"))
+		return parse_uint(src, k, v, 1, 256, &c->wpq_data);
+	if (!strcmp(k, "wpq_ctr"))
+		return parse_uint(src, k, v, 1, 256, &c->wpq_ctr);
+	if (!strcmp(k, "banks"))
+		return parse_uint(src, k, v, 1, 64, &c->banks);
+	if (!strcmp(k, "durability")) {
+		static const char *const modes[] = {"auto", "pmem", "msync", "none"};
+		for (int i = 0; i < 4; i++)
+			if (!strcmp(v, modes[i])) {
+				c->durability = i;
+				return 0;
+			}
+		return emu_err(SPM_E_OPTION, "%s: durability=%s: auto, pmem, msync or none",
+			       src, v);
+	}
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+		if (!strcmp(k, times[i].key))
+			return parse_ns(src, k, v, times[i].ns);
+	return emu_err(SPM_E_OPTION, "%s: unknown option \"%s\"", src, k);
+}
+
+/* trim -- strip blanks at both ends, in place. */
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n'))
+		*--e = '\0';
+	return s;
+}
+
+/* parse_into -- apply every key=value of str. */
+static int parse_into(struct emu_config *c, const char *src, const char *str)
+{
+	char *copy = strdup(str), *save = NULL;
+	if (!copy)
+		return emu_err(-ENOMEM, "out of memory");
+	int rc = 0;
+	for (char *item = strtok_r(copy, ";", &save); item && !rc;
+	     item = strtok_r(NULL, ";", &save)) {
+		char *kv = trim(item);
+		if (!*kv)
+			continue;
+		char *eq = strchr(kv, '=');
+		if (!eq) {
+			rc = emu_err(SPM_E_OPTION, "%s: \"%s\" is not key=value", src, kv);
+			break;
+		}
+		*eq = '\0';
+		rc = set_key(c, src, trim(kv), trim(eq + 1));
+	}
+	free(copy);
+	return rc;
+}
+
+/* config_parse -- defaults, then SPM_CONF, then options. */
+int config_parse(struct emu_config *cfg, const char *options)
+{
+	emu_config_init(cfg);
+	const char *env = getenv("SPM_CONF");
+	int rc = 0;
+	if (env && *env)
+		rc = parse_into(cfg, "SPM_CONF", env);
+	if (!rc && options && *options)
+		rc = parse_into(cfg, "options", options);
+	return rc;
+}

@@ -1,0 +1,40 @@
+/* error.c -- spm_strerror() and spm_errormsg(). */
+#include <string.h>
+
+#include "spm.h"
+#include "../emu/emu.h"
+
+static const char *const messages[] = {
+	"not an spm pool",
+	"pool file truncated",
+	"pool header corrupt",
+	"pool files belong to different pools",
+	"pool format version too new",
+	"wrong key",
+	"bad or missing key file",
+	"unknown design",
+	"bad option",
+	"no space left in the pool",
+	"invalid argument",
+	"pool busy",
+	"invalid transaction state",
+	"crypto library failure",
+};
+
+/* spm_strerror -- a static description of err. */
+SPM_API const char *spm_strerror(int err)
+{
+	if (err == 0)
+		return "success";
+	if (err <= SPM_E_BASE && err >= SPM_E_LAST)
+		return messages[SPM_E_BASE - err];
+	if (err < 0 && err > -4096)
+		return strerror(-err);
+	return "unknown error";
+}
+
+/* spm_errormsg -- this thread's last error message. */
+SPM_API const char *spm_errormsg(void)
+{
+	return emu_errmsg();
+}

@@ -1,0 +1,108 @@
+/*
+ * persist.c -- the CPU side of persistence: clwb (spm_flush), sfence
+ * (spm_drain), CounterAtomic declarations and counter_cache_writeback
+ * (SCA section 4.3), each handed to the controller line by line.
+ */
+#include "pool_internal.h"
+
+static __thread spm_pool *core_pool;
+static __thread unsigned core_id;
+static __thread uint64_t my_thread_id;
+static uint64_t next_thread_id = 1;
+
+/* thread_id -- a small unique id of the calling thread (never 0). */
+uint64_t thread_id(void)
+{
+	if (!my_thread_id)
+		my_thread_id = __atomic_fetch_add(&next_thread_id, 1, __ATOMIC_RELAXED);
+	return my_thread_id;
+}
+
+/* pool_core -- the modeled core of this thread on pool p. */
+unsigned pool_core(spm_pool *p)
+{
+	return core_pool == p ? core_id : 0;
+}
+
+SPM_API int spm_core_set(spm_pool *pool, unsigned core)
+{
+	if (!pool || core >= EMU_MAX_CORES)
+		return emu_err(SPM_E_INVAL, "spm_core_set: core %u out of range [0, %u)",
+			       core, EMU_MAX_CORES);
+	core_pool = pool;
+	core_id = core;
+	return 0;
+}
+
+/* lines_of -- the lines of [off, off+len) clipped to the pool; 0 if none. */
+static uint64_t lines_of(spm_pool *p, uint64_t off, uint64_t len, uint64_t *first)
+{
+	*first = 0;
+	if (len == 0 || off >= p->size)
+		return 0;
+	if (len > p->size - off)
+		len = p->size - off;
+	*first = off / SPM_LINE;
+	return (off + len + SPM_LINE - 1) / SPM_LINE - *first;
+}
+
+/* pool_write_range -- write back the lines of a pool range. */
+void pool_write_range(spm_pool *p, uint64_t off, uint64_t len)
+{
+	uint64_t first, n = lines_of(p, off, len, &first);
+	if (n)
+		emu_write_lines(p->emu, pool_core(p), first, n, p->view);
+}
+
+/* pool_ccwb_range -- counter_cache_writeback of a pool range. */
+void pool_ccwb_range(spm_pool *p, uint64_t off, uint64_t len)
+{
+	uint64_t first, n = lines_of(p, off, len, &first);
+	if (n)
+		emu_ctr_writeback(p->emu, pool_core(p), first, n);
+}
+
+/* view_off -- offset of addr in the view, or UINT64_MAX. */
+static uint64_t view_off(spm_pool *p, const void *addr)
+{
+	const uint8_t *a = addr;
+	if (!p || a < p->view || a >= p->view + p->size)
+		return UINT64_MAX;
+	return (uint64_t)(a - p->view);
+}
+
+SPM_API void spm_flush(spm_pool *pool, const void *addr, size_t len)
+{
+	uint64_t off = view_off(pool, addr);
+	if (off != UINT64_MAX)
+		pool_write_range(pool, off, len);
+}
+
+SPM_API void spm_drain(spm_pool *pool)
+{
+	if (pool)
+		emu_fence(pool->emu, pool_core(pool));
+}
+
+SPM_API void spm_persist(spm_pool *pool, const void *addr, size_t len)
+{
+	spm_flush(pool, addr, len);
+	spm_drain(pool);
+}
+
+SPM_API int spm_counter_atomic(spm_pool *pool, const void *addr, size_t len)
+{
+	uint64_t off = view_off(pool, addr), first = 0;
+	if (off == UINT64_MAX || off < POOL_HDR_OFF || len == 0 || len > pool->size - off)
+		return emu_err(SPM_E_INVAL, "spm_counter_atomic: range not inside the pool");
+	uint64_t n = lines_of(pool, off, len, &first);
+	emu_set_counter_atomic(pool->emu, first, n);
+	return 0;
+}
+
+SPM_API void spm_counter_cache_writeback(spm_pool *pool, const void *addr, size_t len)
+{
+	uint64_t off = view_off(pool, addr);
+	if (off != UINT64_MAX)
+		pool_ccwb_range(pool, off, len);
+}

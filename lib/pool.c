@@ -1,0 +1,270 @@
+/*
+ * pool.c -- pools: create, open (with recovery), close; the plaintext view;
+ * persistent offsets; the root object; statistics.
+ *
+ * Heap layout (offsets into the pool):
+ *   0       data header page (the controller's, not application data)
+ *   4096    pool header (struct pool_hdr)
+ *   8192    POOL_NLANES transaction lanes of POOL_LANE_SIZE; line 0 of each
+ *           is its CounterAtomic header
+ *   ...     allocation bitmaps: used bits, then object-start bits
+ *   ...     the heap, in 64-byte units (page aligned)
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <zlib.h>
+
+#include "pool_internal.h"
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static uint32_t hdr_crc(const struct pool_hdr *h)
+{
+	return (uint32_t)crc32(0L, (const Bytef *)h, offsetof(struct pool_hdr, checksum));
+}
+
+/* view_map -- anonymous plaintext view of the whole pool (the CPU cache domain). */
+static int view_map(spm_pool *p)
+{
+	p->view = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p->view == MAP_FAILED) {
+		p->view = NULL;
+		return emu_err(-ENOMEM, "cannot map a %zu-byte view", p->size);
+	}
+	p->hdr = (struct pool_hdr *)(p->view + POOL_HDR_OFF);
+	return 0;
+}
+
+/* pool_new -- a handle with its locks. */
+static spm_pool *pool_new(void)
+{
+	spm_pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->root_lock, NULL);
+	pthread_mutex_init(&p->bm_lock, NULL);
+	pthread_mutex_init(&p->busy_lock, NULL);
+	return p;
+}
+
+/* pool_free -- release the handle (not the emulated machine). */
+static void pool_free(spm_pool *p)
+{
+	if (!p)
+		return;
+	for (unsigned i = 0; i < POOL_NLANES; i++) {
+		free(p->lanes[i].logged.r);
+		free(p->lanes[i].allocs.r);
+		free(p->lanes[i].frees.r);
+	}
+	alloc_fini(p);
+	if (p->view)
+		munmap(p->view, p->size);
+	pthread_mutex_destroy(&p->lock);
+	pthread_mutex_destroy(&p->root_lock);
+	pthread_mutex_destroy(&p->bm_lock);
+	pthread_mutex_destroy(&p->busy_lock);
+	free(p);
+}
+
+/* layout_init -- the heap layout of a new pool of size bytes. */
+static int layout_init(spm_pool *p)
+{
+	struct pool_hdr *h = p->hdr;
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, POOL_MAGIC, 8);
+	h->version = POOL_VERSION;
+	h->nlanes = POOL_NLANES;
+	h->lane_off = POOL_HDR_OFF + 4096;
+	h->lane_size = POOL_LANE_SIZE;
+	uint64_t after_lanes = h->lane_off + (uint64_t)POOL_NLANES * POOL_LANE_SIZE;
+	/* units cover everything after the bitmaps; solve for a fixed point */
+	uint64_t units = (p->size - after_lanes) / UNIT;
+	uint64_t words = (units + 63) / 64;
+	h->bm_off = after_lanes;
+	h->heap_off = round_up(h->bm_off + 2 * words * 8, 4096);
+	if (h->heap_off >= p->size)
+		return emu_err(SPM_E_INVAL, "pool too small for its heap");
+	h->heap_units = (p->size - h->heap_off) / UNIT;
+	h->bm_words = (h->heap_units + 63) / 64;
+	h->checksum = hdr_crc(h);
+	return 0;
+}
+
+/* check_layout -- the header decrypted from media is sane. */
+static int check_layout(spm_pool *p, const char *path)
+{
+	struct pool_hdr *h = p->hdr;
+	if (memcmp(h->magic, POOL_MAGIC, 8) != 0 || h->checksum != hdr_crc(h))
+		return emu_err(SPM_E_CORRUPT, "%s: heap header unreadable", path);
+	if (h->version > POOL_VERSION)
+		return emu_err(SPM_E_VERSION, "%s: heap version %u is too new", path,
+			       h->version);
+	if (h->nlanes != POOL_NLANES || h->lane_size != POOL_LANE_SIZE ||
+	    h->heap_off >= p->size || h->heap_units > (p->size - h->heap_off) / UNIT ||
+	    h->bm_off + 2 * h->bm_words * 8 > h->heap_off ||
+	    (h->root_off && (h->root_off < h->heap_off || h->root_off >= p->size)))
+		return emu_err(SPM_E_CORRUPT, "%s: heap header inconsistent", path);
+	return 0;
+}
+
+SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
+		       const char *options)
+{
+	emu_err_clear();
+	if (!pool || !path)
+		return emu_err(SPM_E_INVAL, "spm_create: NULL argument");
+	if (size < POOL_MIN_SIZE)
+		return emu_err(SPM_E_INVAL, "spm_create: %s: size %zu is below the minimum "
+			       "of %u bytes", path, size, POOL_MIN_SIZE);
+	struct emu_config cfg;
+	int rc = config_parse(&cfg, options);
+	if (rc)
+		return rc;
+	spm_pool *p = pool_new();
+	if (!p)
+		return emu_err(-ENOMEM, "out of memory");
+	if ((rc = emu_create(&p->emu, path, size, &cfg)))
+		goto fail;
+	p->size = emu_size(p->emu);
+	if ((rc = view_map(p)) || (rc = layout_init(p)) || (rc = alloc_init(p)))
+		goto fail_files;
+	/* Figure 9: each lane's header line is CounterAtomic */
+	for (unsigned i = 0; i < POOL_NLANES; i++)
+		emu_set_counter_atomic(p->emu,
+				       (p->hdr->lane_off + (uint64_t)i * POOL_LANE_SIZE) / SPM_LINE, 1);
+	emu_set_log_range(p->emu, p->hdr->lane_off / SPM_LINE,
+			  (uint64_t)POOL_NLANES * POOL_LANE_SIZE / SPM_LINE);
+	pool_write_range(p, POOL_HDR_OFF, sizeof(struct pool_hdr));
+	pool_ccwb_range(p, POOL_HDR_OFF, sizeof(struct pool_hdr));
+	spm_drain(p);
+	emu_stat_reset(p->emu);
+	*pool = p;
+	return 0;
+fail_files:
+	emu_close(p->emu);
+	p->emu = NULL;
+fail:
+	if (p->emu)
+		emu_close(p->emu);
+	pool_free(p);
+	return rc;
+}
+
+SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
+{
+	emu_err_clear();
+	if (!pool || !path)
+		return emu_err(SPM_E_INVAL, "spm_open: NULL argument");
+	struct emu_config cfg;
+	int rc = config_parse(&cfg, options);
+	if (rc)
+		return rc;
+	spm_pool *p = pool_new();
+	if (!p)
+		return emu_err(-ENOMEM, "out of memory");
+	if ((rc = emu_open(&p->emu, path, &cfg)))
+		goto fail;
+	p->size = emu_size(p->emu);
+	if ((rc = view_map(p)) || (rc = emu_load_view(p->emu, p->view)) ||
+	    (rc = check_layout(p, path)))
+		goto fail;
+	emu_set_log_range(p->emu, p->hdr->lane_off / SPM_LINE,
+			  (uint64_t)POOL_NLANES * POOL_LANE_SIZE / SPM_LINE);
+	if ((rc = tx_recover(p)) || (rc = alloc_init(p)))
+		goto fail;
+	*pool = p;
+	return 0;
+fail:
+	if (p->emu)
+		emu_close(p->emu);
+	pool_free(p);
+	return rc;
+}
+
+SPM_API int spm_close(spm_pool *pool)
+{
+	if (!pool)
+		return emu_err(SPM_E_INVAL, "spm_close: NULL pool");
+	tx_abort_all(pool);
+	int rc = emu_close(pool->emu);
+	pool->emu = NULL;
+	pool_free(pool);
+	return rc;
+}
+
+SPM_API void *spm_ptr(spm_pool *pool, spm_off_t off)
+{
+	if (!pool || off < POOL_HDR_OFF || off >= pool->size)
+		return NULL;
+	return pool->view + off;
+}
+
+SPM_API spm_off_t spm_off(spm_pool *pool, const void *ptr)
+{
+	const uint8_t *a = ptr;
+	if (!pool || a < pool->view + POOL_HDR_OFF || a >= pool->view + pool->size)
+		return 0;
+	return (spm_off_t)(a - pool->view);
+}
+
+SPM_API size_t spm_size(spm_pool *pool)
+{
+	return pool ? pool->size : 0;
+}
+
+SPM_API const char *spm_design(spm_pool *pool)
+{
+	return pool ? emu_design_name(pool->emu) : NULL;
+}
+
+SPM_API void *spm_root(spm_pool *pool, size_t size)
+{
+	if (!pool || size == 0)
+		return emu_err(SPM_E_INVAL, "spm_root: size must be > 0"), NULL;
+	pthread_mutex_lock(&pool->root_lock);
+	struct pool_hdr *h = pool->hdr;
+	void *ret = NULL;
+	if (h->root_off) {
+		if (size <= h->root_size)
+			ret = pool->view + h->root_off;
+		else
+			emu_err(SPM_E_INVAL, "spm_root: %zu bytes asked, the root has %llu",
+				size, (unsigned long long)h->root_size);
+		pthread_mutex_unlock(&pool->root_lock);
+		return ret;
+	}
+	if (spm_tx_begin(pool) == 0) {
+		spm_off_t off = spm_tx_alloc(pool, size);
+		if (off && spm_tx_add(pool, &h->root_off, 2 * sizeof(uint64_t)) == 0) {
+			h->root_off = off;
+			h->root_size = size;
+			if (spm_tx_commit(pool) == 0)
+				ret = pool->view + off;
+		} else {
+			spm_tx_abort(pool);
+		}
+	}
+	pthread_mutex_unlock(&pool->root_lock);
+	return ret;
+}
+
+SPM_API int spm_stat(spm_pool *pool, const char *name, uint64_t *value)
+{
+	if (!pool)
+		return emu_err(SPM_E_INVAL, "spm_stat: NULL pool");
+	return emu_stat(pool->emu, name, value);
+}
+
+SPM_API void spm_stat_reset(spm_pool *pool)
+{
+	if (pool)
+		emu_stat_reset(pool->emu);
+}

@@ -1,0 +1,113 @@
+/*
+ * pool_internal.h -- the runtime's data: the pool handle, the persistent
+ * layout of the heap (pool header, transaction lanes, allocation bitmaps) and
+ * the volatile transaction state.  Private to lib/.
+ */
+#ifndef SPM_POOL_INTERNAL_H
+#define SPM_POOL_INTERNAL_H 1
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "spm.h"
+#include "../emu/emu.h"
+
+#define POOL_HDR_OFF 4096u     /* one line after the data header page */
+#define POOL_MAGIC "SPMHEAP\0"
+#define POOL_VERSION 1u
+#define POOL_NLANES 16u
+#define POOL_LANE_SIZE (64u * 1024u)
+#define POOL_MIN_SIZE (4u << 20)
+#define UNIT 64u /* allocation unit: one line */
+
+/* The pool header: one line at POOL_HDR_OFF, encrypted like all data. */
+struct pool_hdr {
+	char magic[8];
+	uint32_t version;
+	uint32_t nlanes;
+	uint64_t lane_off, lane_size;
+	uint64_t bm_off, bm_words; /* used bitmap, then start bitmap */
+	uint64_t heap_off, heap_units;
+	uint32_t checksum; /* crc32 of the fields above */
+	uint32_t pad;
+	/* changed by transactions */
+	uint64_t root_off, root_size;
+};
+_Static_assert(sizeof(struct pool_hdr) <= 128, "pool_hdr fits two lines");
+
+/* A lane's header: a CounterAtomic line (Figure 9's Backup.valid). */
+struct lane_hdr {
+	uint64_t active; /* 1: the log holds a transaction's undo entries */
+	uint64_t gen;    /* generation of the entries that belong to it */
+};
+
+/* An undo log entry: header, then len bytes of old data padded to 8. */
+struct log_entry {
+	uint64_t off;
+	uint64_t len;
+	uint64_t gen;
+	uint32_t crc; /* crc32 of off, len, gen and the data */
+	uint32_t pad;
+};
+
+struct range {
+	uint64_t off, len;
+};
+
+struct vec {
+	struct range *r;
+	size_t n, cap;
+};
+
+/* A lane: the volatile state of the transaction using it. */
+struct lane {
+	uint64_t owner; /* thread id of the owner; 0 = free */
+	uint64_t gen;
+	uint64_t log_pos; /* bytes used after the lane header line */
+	int hdr_written;
+	struct vec logged;  /* ranges snapshotted */
+	struct vec allocs;  /* (off, units) reserved by tx_alloc */
+	struct vec frees;   /* (off, units) freed at commit */
+};
+
+struct spm_pool {
+	struct emu *emu;
+	uint8_t *view;
+	size_t size;
+	struct pool_hdr *hdr;
+	pthread_mutex_t lock;     /* lane assignment */
+	pthread_mutex_t root_lock; /* the first spm_root() */
+	pthread_mutex_t bm_lock;  /* persistent bitmap updates at commit */
+	pthread_mutex_t busy_lock; /* the volatile busy bitmap */
+	uint64_t *busy;           /* used | reserved, one bit per unit */
+	uint64_t cursor;          /* next-fit position */
+	struct lane lanes[POOL_NLANES];
+};
+
+/* config.c */
+int config_parse(struct emu_config *cfg, const char *options);
+
+/* persist.c */
+unsigned pool_core(spm_pool *p);
+void pool_write_range(spm_pool *p, uint64_t off, uint64_t len);
+void pool_ccwb_range(spm_pool *p, uint64_t off, uint64_t len);
+uint64_t thread_id(void);
+
+/* tx.c */
+int tx_recover(spm_pool *p);
+void tx_abort_all(spm_pool *p);
+int vec_push(struct vec *v, uint64_t off, uint64_t len);
+int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len);
+
+/* alloc.c */
+int alloc_init(spm_pool *p);
+void alloc_fini(spm_pool *p);
+int alloc_reserve(spm_pool *p, uint64_t units, uint64_t *off);
+void alloc_unreserve(spm_pool *p, uint64_t off, uint64_t units);
+int alloc_object_units(spm_pool *p, uint64_t off, uint64_t *units);
+int alloc_commit(spm_pool *p, struct lane *l);
+void alloc_after_commit(spm_pool *p, struct lane *l);
+uint64_t *alloc_used_words(spm_pool *p);
+uint64_t *alloc_start_words(spm_pool *p);
+
+#endif

@@ -1,0 +1,369 @@
+/*
+ * tx.c -- undo-log transactions in the three stages of the counter-atomicity
+ * paper's Figure 9:
+ *   prepare  spm_tx_add: the old lines go to the lane's log, the log lines'
+ *            counters are written back, barrier.  The first entry also sets
+ *            the lane header (a CounterAtomic line) active.
+ *   mutate   spm_tx_commit: the modified lines are written back, their
+ *            counters written back, barrier.
+ *   commit   the lane header is set inactive: one counter-atomic write,
+ *            barrier (Figure 9 line 17, Backup.valid = false).
+ * A crash before the commit write rolls the transaction back at open.
+ *
+ * Snapshots are whole lines.  In a design with selective counter-atomicity a
+ * line written without its counter is unreadable after a crash, so every
+ * byte of such a line must be recoverable from the log; for the same reason
+ * each log entry starts on a line of its own, so writing an entry never
+ * rewrites a line holding an older one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "pool_internal.h"
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* vec_push -- append a range. */
+int vec_push(struct vec *v, uint64_t off, uint64_t len)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 16;
+		struct range *r = realloc(v->r, cap * sizeof(*r));
+		if (!r)
+			return emu_err(-ENOMEM, "out of memory for a transaction");
+		v->r = r;
+		v->cap = cap;
+	}
+	v->r[v->n++] = (struct range){off, len};
+	return 0;
+}
+
+static uint8_t *lane_base(spm_pool *p, unsigned i)
+{
+	return p->view + p->hdr->lane_off + (uint64_t)i * p->hdr->lane_size;
+}
+
+static struct lane_hdr *lane_hdr(spm_pool *p, unsigned i)
+{
+	return (struct lane_hdr *)lane_base(p, i);
+}
+
+static unsigned lane_index(spm_pool *p, struct lane *l)
+{
+	return (unsigned)(l - p->lanes);
+}
+
+/* my_lane -- the lane of the calling thread's open transaction, or NULL. */
+static struct lane *my_lane(spm_pool *p)
+{
+	uint64_t me = thread_id();
+	for (unsigned i = 0; i < POOL_NLANES; i++)
+		if (__atomic_load_n(&p->lanes[i].owner, __ATOMIC_ACQUIRE) == me)
+			return &p->lanes[i];
+	return NULL;
+}
+
+static uint32_t entry_crc(const struct log_entry *e, const uint8_t *data)
+{
+	uLong c = crc32(0L, (const Bytef *)e, offsetof(struct log_entry, crc));
+	return (uint32_t)crc32(c, data, (uInt)e->len);
+}
+
+/* set_lane_header -- the counter-atomic write that opens or commits. */
+static void set_lane_header(spm_pool *p, unsigned i, uint64_t active, uint64_t gen)
+{
+	struct lane_hdr *h = lane_hdr(p, i);
+	h->active = active;
+	h->gen = gen;
+	pool_write_range(p, (uint64_t)((uint8_t *)h - p->view), SPM_LINE);
+}
+
+/* write_ranges -- write back and counter-write-back a set of line ranges. */
+static void write_ranges(spm_pool *p, const struct vec *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		pool_write_range(p, v->r[i].off, v->r[i].len);
+	for (size_t i = 0; i < v->n; i++)
+		pool_ccwb_range(p, v->r[i].off, v->r[i].len);
+}
+
+/*
+ * lane_rollback -- restore every entry of generation gen in lane i, newest
+ * first, persist the restored lines, then close the lane (counter-atomic).
+ * Used by abort and by recovery; a crash in the middle is recovered again.
+ */
+static int lane_rollback(spm_pool *p, unsigned i, uint64_t gen)
+{
+	uint8_t *base = lane_base(p, i) + SPM_LINE;
+	uint64_t room = p->hdr->lane_size - SPM_LINE, pos = 0;
+	struct vec found = {0};
+	int rc = 0;
+	while (pos + sizeof(struct log_entry) <= room) {
+		struct log_entry *e = (struct log_entry *)(base + pos);
+		uint64_t need = round_up(sizeof(*e) + e->len, SPM_LINE);
+		if (e->gen != gen || e->len == 0 || e->len > room || need > room - pos ||
+		    e->off < POOL_HDR_OFF || e->off > p->size || e->len > p->size - e->off ||
+		    e->crc != entry_crc(e, (uint8_t *)(e + 1)))
+			break;
+		if ((rc = vec_push(&found, pos, e->len)))
+			goto out;
+		pos += need;
+	}
+	struct vec restored = {0};
+	for (size_t k = found.n; k-- > 0;) {
+		struct log_entry *e = (struct log_entry *)(base + found.r[k].off);
+		memcpy(p->view + e->off, e + 1, e->len);
+		if ((rc = vec_push(&restored, e->off, e->len)))
+			break;
+	}
+	if (!rc) {
+		write_ranges(p, &restored);
+		spm_drain(p);
+		emu_crash_point("tx.rolled_back");
+		set_lane_header(p, i, 0, gen);
+		spm_drain(p);
+	}
+	free(restored.r);
+out:
+	free(found.r);
+	return rc;
+}
+
+/* lane_release -- forget the volatile state and free the lane. */
+static void lane_release(struct lane *l)
+{
+	l->logged.n = l->allocs.n = l->frees.n = 0;
+	l->hdr_written = 0;
+	l->log_pos = 0;
+	__atomic_store_n(&l->owner, 0, __ATOMIC_RELEASE);
+}
+
+SPM_API int spm_tx_begin(spm_pool *pool)
+{
+	if (!pool)
+		return emu_err(SPM_E_INVAL, "spm_tx_begin: NULL pool");
+	if (my_lane(pool))
+		return emu_err(SPM_E_TXSTATE, "spm_tx_begin: this thread is already in a "
+			       "transaction");
+	struct lane *l = NULL;
+	pthread_mutex_lock(&pool->lock);
+	for (unsigned i = 0; i < POOL_NLANES && !l; i++)
+		if (pool->lanes[i].owner == 0) {
+			l = &pool->lanes[i];
+			__atomic_store_n(&l->owner, thread_id(), __ATOMIC_RELEASE);
+		}
+	pthread_mutex_unlock(&pool->lock);
+	if (!l)
+		return emu_err(SPM_E_BUSY, "spm_tx_begin: all %u lanes are in use",
+			       POOL_NLANES);
+	l->gen = lane_hdr(pool, lane_index(pool, l))->gen + 1;
+	l->log_pos = 0;
+	l->hdr_written = 0;
+	l->logged.n = l->allocs.n = l->frees.n = 0;
+	return 0;
+}
+
+/* covered -- is [off, off+len) inside a range of v? */
+static int covered(const struct vec *v, uint64_t off, uint64_t len)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->r[i].off <= off && off + len <= v->r[i].off + v->r[i].len)
+			return 1;
+	return 0;
+}
+
+/* tx_snapshot -- prepare stage for one line range: log it and persist the log. */
+static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
+{
+	unsigned li = lane_index(p, l);
+	uint64_t need = round_up(sizeof(struct log_entry) + len, SPM_LINE);
+	uint64_t room = p->hdr->lane_size - SPM_LINE;
+	if (l->log_pos + need > room)
+		return emu_err(SPM_E_NOSPACE, "spm_tx_add: transaction log full (%llu "
+			       "bytes per transaction)", (unsigned long long)room);
+	uint64_t eoff = p->hdr->lane_off + (uint64_t)li * p->hdr->lane_size + SPM_LINE +
+			l->log_pos;
+	struct log_entry *e = (struct log_entry *)(p->view + eoff);
+	e->off = off;
+	e->len = len;
+	e->gen = l->gen;
+	e->pad = 0;
+	memcpy(e + 1, p->view + off, len);
+	e->crc = entry_crc(e, (uint8_t *)(e + 1));
+	int rc = vec_push(&l->logged, off, len);
+	if (rc)
+		return rc;
+	pool_write_range(p, eoff, need);
+	pool_ccwb_range(p, eoff, need);
+	if (!l->hdr_written) {
+		set_lane_header(p, li, 1, l->gen);
+		l->hdr_written = 1;
+	}
+	spm_drain(p);
+	emu_crash_point("tx.logged");
+	l->log_pos += need;
+	return 0;
+}
+
+/* tx_add_off -- spm_tx_add on a pool offset. */
+static int tx_add_off(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
+{
+	uint64_t lanes_end = p->hdr->lane_off + (uint64_t)POOL_NLANES * p->hdr->lane_size;
+	if (off < POOL_HDR_OFF || off >= p->size || len > p->size - off ||
+	    (off < lanes_end && off + len > p->hdr->lane_off))
+		return emu_err(SPM_E_INVAL, "spm_tx_add: range not inside the heap");
+	if (len == 0)
+		return 0;
+	uint64_t first = off / SPM_LINE * SPM_LINE;
+	uint64_t end = round_up(off + len, SPM_LINE);
+	if (covered(&l->logged, first, end - first) || covered(&l->allocs, off, len))
+		return 0;
+	return tx_snapshot(p, l, first, end - first);
+}
+
+SPM_API int spm_tx_add(spm_pool *pool, const void *addr, size_t len)
+{
+	struct lane *l = pool ? my_lane(pool) : NULL;
+	if (!l)
+		return emu_err(SPM_E_TXSTATE, "spm_tx_add: no transaction on this thread");
+	const uint8_t *a = addr;
+	if (a < pool->view || a >= pool->view + pool->size)
+		return emu_err(SPM_E_INVAL, "spm_tx_add: address not in the pool");
+	return tx_add_off(pool, l, (uint64_t)(a - pool->view), len);
+}
+
+/* tx_add_internal -- for the allocator's bitmap words at commit. */
+int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len)
+{
+	struct lane *l = my_lane(p);
+	return l ? tx_add_off(p, l, off, len) : SPM_E_TXSTATE;
+}
+
+SPM_API spm_off_t spm_tx_alloc(spm_pool *pool, size_t size)
+{
+	struct lane *l = pool ? my_lane(pool) : NULL;
+	if (!l)
+		return emu_err(SPM_E_TXSTATE, "spm_tx_alloc: no transaction on this thread"),
+		       0;
+	if (size == 0 || size > pool->size)
+		return emu_err(SPM_E_INVAL, "spm_tx_alloc: bad size %zu", size), 0;
+	uint64_t units = (size + UNIT - 1) / UNIT, off;
+	if (alloc_reserve(pool, units, &off))
+		return 0;
+	if (vec_push(&l->allocs, off, units * UNIT)) {
+		alloc_unreserve(pool, off, units);
+		return 0;
+	}
+	memset(pool->view + off, 0, units * UNIT);
+	return off;
+}
+
+SPM_API int spm_tx_free(spm_pool *pool, spm_off_t off)
+{
+	struct lane *l = pool ? my_lane(pool) : NULL;
+	if (!l)
+		return emu_err(SPM_E_TXSTATE, "spm_tx_free: no transaction on this thread");
+	for (size_t i = 0; i < l->allocs.n; i++)
+		if (l->allocs.r[i].off == off) { /* allocated and freed in one tx */
+			alloc_unreserve(pool, off, l->allocs.r[i].len / UNIT);
+			l->allocs.r[i] = l->allocs.r[--l->allocs.n];
+			return 0;
+		}
+	for (size_t i = 0; i < l->frees.n; i++)
+		if (l->frees.r[i].off == off)
+			return emu_err(SPM_E_INVAL, "spm_tx_free: offset %llu freed twice",
+				       (unsigned long long)off);
+	uint64_t units;
+	int rc = alloc_object_units(pool, off, &units);
+	if (rc)
+		return rc;
+	return vec_push(&l->frees, off, units * UNIT);
+}
+
+/* tx_end -- release the lane after commit or abort. */
+static void tx_end(spm_pool *p, struct lane *l, enum emu_rt_stat what)
+{
+	emu_stat_rt_add(p->emu, what, 1);
+	lane_release(l);
+}
+
+/* tx_abort_lane -- roll back lane l of this process. */
+static void tx_abort_lane(spm_pool *p, struct lane *l)
+{
+	if (l->hdr_written)
+		lane_rollback(p, lane_index(p, l), l->gen);
+	for (size_t i = 0; i < l->allocs.n; i++)
+		alloc_unreserve(p, l->allocs.r[i].off, l->allocs.r[i].len / UNIT);
+	tx_end(p, l, EMU_RT_TX_ABORTED);
+}
+
+SPM_API void spm_tx_abort(spm_pool *pool)
+{
+	struct lane *l = pool ? my_lane(pool) : NULL;
+	if (l)
+		tx_abort_lane(pool, l);
+}
+
+SPM_API int spm_tx_commit(spm_pool *pool)
+{
+	struct lane *l = pool ? my_lane(pool) : NULL;
+	if (!l)
+		return emu_err(SPM_E_TXSTATE, "spm_tx_commit: no transaction on this thread");
+	int bitmap = l->allocs.n || l->frees.n;
+	if (bitmap) {
+		pthread_mutex_lock(&pool->bm_lock);
+		int rc = alloc_commit(pool, l);
+		if (rc) {
+			tx_abort_lane(pool, l);
+			pthread_mutex_unlock(&pool->bm_lock);
+			return rc;
+		}
+	}
+	if (l->hdr_written || l->allocs.n) {
+		/* mutate: Figure 9 lines 13-15 */
+		write_ranges(pool, &l->logged);
+		write_ranges(pool, &l->allocs);
+		spm_drain(pool);
+		emu_crash_point("tx.mutated");
+		/* commit: Figure 9 line 17, a counter-atomic write */
+		if (l->hdr_written) {
+			set_lane_header(pool, lane_index(pool, l), 0, l->gen);
+			spm_drain(pool);
+		}
+		emu_crash_point("tx.committed");
+	}
+	if (bitmap) {
+		alloc_after_commit(pool, l);
+		pthread_mutex_unlock(&pool->bm_lock);
+	}
+	tx_end(pool, l, EMU_RT_TX_COMMITTED);
+	return 0;
+}
+
+/* tx_recover -- at open: roll back every lane left active by a crash. */
+int tx_recover(spm_pool *p)
+{
+	for (unsigned i = 0; i < POOL_NLANES; i++) {
+		struct lane_hdr *h = lane_hdr(p, i);
+		if (!h->active)
+			continue;
+		int rc = lane_rollback(p, i, h->gen);
+		if (rc)
+			return rc;
+		emu_stat_rt_add(p->emu, EMU_RT_ROLLED_BACK, 1);
+	}
+	return 0;
+}
+
+/* tx_abort_all -- at close: abort transactions still open. */
+void tx_abort_all(spm_pool *p)
+{
+	for (unsigned i = 0; i < POOL_NLANES; i++)
+		if (p->lanes[i].owner)
+			tx_abort_lane(p, &p->lanes[i]);
+}
