@@ -6,6 +6,7 @@
  * charged to the calling core's modeled clock.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "emu_internal.h"
 #include "wq.h"
@@ -15,15 +16,21 @@ static inline uint64_t max64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* bank_of -- banks are interleaved by line address */
+static inline unsigned bank_of(const struct emu *e, uint64_t addr)
+{
+	return (unsigned)(e->tm.bank_mask ? addr & e->tm.bank_mask : addr % e->tm.banks);
+}
+
 static inline unsigned data_bank(const struct emu *e, uint64_t line)
 {
-	return (unsigned)(line % e->tm.banks);
+	return bank_of(e, line);
 }
 
 /* counters are stored after the data lines in the address space */
 static inline unsigned ctr_bank(const struct emu *e, uint64_t cl)
 {
-	return (unsigned)((e->nlines + cl) % e->tm.banks);
+	return bank_of(e, e->nlines + cl);
 }
 
 static inline void note_pending(struct emu *e, unsigned core, uint64_t accept)
@@ -68,10 +75,10 @@ static void count_data_write(struct emu *e, uint64_t line, unsigned bytes)
 	e->stat[ST_MEDIA_BYTES] += bytes;
 }
 
-/* enqueue_data -- a data line write into the data queue. */
+/* enqueue_data -- a data line write: plaintext XOR pad straight into the slot. */
 static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line,
-				     const uint8_t *cipher, uint64_t at,
-				     uint64_t aux, uint64_t flags)
+				     const uint8_t *plain, const uint8_t *pad,
+				     uint64_t at, uint64_t aux, uint64_t flags)
 {
 	int stalled;
 	uint64_t accept = tm_write(&e->tm, &e->tm.qdata, data_bank(e, line), at,
@@ -79,7 +86,18 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 	e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
 	count_data_write(e, line, (flags & WQ_COLOC) ? EMU_LINE + 8 : EMU_LINE);
 	note_pending(e, core, accept);
-	struct wq_entry *w = wq_push(e, &e->qdata, line, cipher, aux, flags);
+	struct wq_entry *w = wq_reserve(e, &e->qdata);
+	if (pad) {
+		uint64_t *dst = (uint64_t *)w->payload, p, k;
+		for (unsigned i = 0; i < EMU_LINE / 8; i++) {
+			memcpy(&p, plain + 8 * i, 8);
+			memcpy(&k, pad + 8 * i, 8);
+			dst[i] = p ^ k;
+		}
+	} else {
+		memcpy(w->payload, plain, EMU_LINE);
+	}
+	w = wq_publish(e, &e->qdata, line, aux, flags);
 	emu_crash_point("wpq.data_enqueued");
 	return w;
 }
@@ -122,12 +140,13 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 
 /* write_ca_pair -- a counter-atomic write: data + counter, ready together. */
 static void write_ca_pair(struct emu *e, unsigned core, uint64_t line,
-			  const uint8_t *cipher, uint64_t t_ctr, uint64_t t_pad)
+			  const uint8_t *plain, const uint8_t *pad, uint64_t t_ctr,
+			  uint64_t t_pad)
 {
 	uint64_t cl = e->layout->ctr_line_of(line), ctr_acc;
 	struct wq_entry *c = enqueue_ctr(e, core, cl, t_ctr, 0, &ctr_acc);
 	/* the data entry is ready iff its partner is: SCA 5.2.2 step (ii) */
-	struct wq_entry *d = enqueue_data(e, core, line, cipher,
+	struct wq_entry *d = enqueue_data(e, core, line, plain, pad,
 					  max64(t_pad, ctr_acc), c->seq, WQ_PAIRED);
 	/* SCA 5.2.2: one ADR-protected update makes both entries ready */
 	wq_set_ready(e, c);
@@ -137,27 +156,27 @@ static void write_ca_pair(struct emu *e, unsigned core, uint64_t line,
 	e->stat[ST_CA_WRITES]++;
 }
 
-/* write_one -- one line through the design's policy. */
+/* write_one -- one line through the design's policy (pad NULL: no encryption). */
 static void write_one(struct emu *e, unsigned core, uint64_t line,
-		      const uint8_t *cipher, uint64_t ctr, uint64_t t_ctr,
-		      uint64_t t_pad)
+		      const uint8_t *plain, const uint8_t *pad, uint64_t ctr,
+		      uint64_t t_ctr, uint64_t t_pad)
 {
 	switch (e->design->ca) {
 	case CA_COLOCATED:
-		enqueue_data(e, core, line, cipher, t_pad, ctr, WQ_COLOC | WQ_READY);
+		enqueue_data(e, core, line, plain, pad, t_pad, ctr, WQ_COLOC | WQ_READY);
 		return;
 	case CA_FULL:
-		write_ca_pair(e, core, line, cipher, t_ctr, t_pad);
+		write_ca_pair(e, core, line, plain, pad, t_ctr, t_pad);
 		return;
 	case CA_SELECTIVE:
 		if (emu_is_counter_atomic(e, line)) {
-			write_ca_pair(e, core, line, cipher, t_ctr, t_pad);
+			write_ca_pair(e, core, line, plain, pad, t_ctr, t_pad);
 			return;
 		}
 		/* an ordinary write: its counter stays cached */
 		__attribute__((fallthrough));
 	case CA_NONE:
-		enqueue_data(e, core, line, cipher, t_pad, 0, WQ_READY);
+		enqueue_data(e, core, line, plain, pad, t_pad, 0, WQ_READY);
 		return;
 	}
 }
@@ -171,6 +190,7 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 	uint8_t pads[BATCH * EMU_LINE];
 	const uint8_t *base = view;
 	struct timing *tm = &e->tm;
+	int enc = e->design->enc == ENC_CTR;
 	if (core >= EMU_MAX_CORES)
 		core = 0;
 	pthread_mutex_lock(&e->lock);
@@ -180,32 +200,23 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 			uint64_t t = tm->clock[core];
 			tm->clock[core] += tm->issue;
 			lines[i] = first + i;
-			e->stat[ST_CTRL_WRITES]++;
-			if (e->design->enc == ENC_NONE) {
+			if (!enc) {
 				t_ctr[i] = t_pad[i] = t;
+				ctrs[i] = 0;
 				continue;
 			}
 			t_ctr[i] = counter_for_write(e, core, lines[i], t, &ctrs[i]);
 			t_pad[i] = tm_aes(tm, t_ctr[i]);
 		}
-		if (e->design->enc == ENC_CTR) {
+		e->stat[ST_CTRL_WRITES] += k;
+		if (enc) {
 			crypto_line_pads(e->crypto, lines, ctrs, k, pads);
 			e->stat[ST_AES_PADS] += k;
 		}
-		for (unsigned i = 0; i < k; i++) {
-			uint8_t cipher[EMU_LINE];
-			const uint8_t *plain = base + lines[i] * EMU_LINE;
-			if (e->design->enc == ENC_CTR) {
-				const uint8_t *pad = pads + i * EMU_LINE;
-				for (unsigned b = 0; b < EMU_LINE; b++)
-					cipher[b] = plain[b] ^ pad[b];
-			} else {
-				memcpy(cipher, plain, EMU_LINE);
-			}
-			write_one(e, core, lines[i], cipher,
-				  e->design->enc == ENC_CTR ? ctrs[i] : 0, t_ctr[i],
+		for (unsigned i = 0; i < k; i++)
+			write_one(e, core, lines[i], base + lines[i] * EMU_LINE,
+				  enc ? pads + i * EMU_LINE : NULL, ctrs[i], t_ctr[i],
 				  t_pad[i]);
-		}
 		first += k;
 		n -= k;
 	}
@@ -250,7 +261,7 @@ void emu_set_counter_atomic(struct emu *e, uint64_t first, uint64_t n)
 	for (uint64_t l = first; l < first + n && l < e->nlines; l++) {
 		__atomic_fetch_or(&e->ca_bits[l / 8], (uint8_t)(1u << (l % 8)),
 				  __ATOMIC_RELAXED);
-		e->media.persist(&e->media, &e->ca_bits[l / 8], 1);
+		media_persist(&e->media, &e->ca_bits[l / 8], 1);
 	}
 }
 
@@ -291,58 +302,105 @@ static int is_zero_line(const uint8_t *p)
 	return acc == 0;
 }
 
-/*
- * emu_load_view -- the read path at open: decrypt every written line into
- * the view (read misses).  A line never written (counter 0, zero media) stays
- * zero.  Modeled as reads spread over the banks, plus serialized decryption
- * where the counter must come with the data (co-located without a cache).
- */
-int emu_load_view(struct emu *e, void *view)
+struct load_job {
+	struct emu *e;
+	uint8_t *view;
+	uint64_t from, to; /* lines */
+	uint64_t nread;
+	int rc;
+};
+
+/* load_range -- decrypt lines [from, to) into the view, in ECB batches. */
+static void *load_range(void *arg)
 {
 	enum { BATCH = 64 };
-	uint64_t lines[BATCH], ctrs[BATCH], nread = 0;
+	struct load_job *j = arg;
+	struct emu *e = j->e;
+	uint64_t lines[BATCH], ctrs[BATCH];
 	uint8_t pads[BATCH * EMU_LINE];
-	uint8_t *v = view;
 	const uint8_t *data = e->media.data;
+	int enc = e->design->enc == ENC_CTR;
 	unsigned k = 0;
-	uint64_t first = EMU_DATA_HDR_SIZE / EMU_LINE;
-	for (uint64_t l = first; l <= e->nlines; l++) {
-		if (l < e->nlines) {
-			uint64_t ctr = e->design->enc == ENC_CTR ? e->cur_ctr[l] : 0;
+	for (uint64_t l = j->from; l <= j->to; l++) {
+		if (l < j->to) {
 			const uint8_t *src = data + l * EMU_LINE;
-			if (ctr == 0 && is_zero_line(src))
-				continue;
-			nread++;
-			if (e->design->enc == ENC_NONE) {
-				memcpy(v + l * EMU_LINE, src, EMU_LINE);
+			if (!enc) {
+				if (!is_zero_line(src)) {
+					memcpy(j->view + l * EMU_LINE, src, EMU_LINE);
+					j->nread++;
+				}
 				continue;
 			}
+			/* counter 0: never written (its media line is zero) */
+			if (e->cur_ctr[l] == 0)
+				continue;
 			lines[k] = l;
-			ctrs[k++] = ctr;
+			ctrs[k++] = e->cur_ctr[l];
 			if (k < BATCH)
 				continue;
 		}
 		if (!k)
 			continue;
-		int rc = crypto_line_pads(e->crypto, lines, ctrs, k, pads);
-		if (rc)
-			return rc;
+		if ((j->rc = crypto_line_pads(e->crypto, lines, ctrs, k, pads)))
+			return NULL;
 		for (unsigned i = 0; i < k; i++) {
-			uint64_t *dst = (uint64_t *)(v + lines[i] * EMU_LINE);
+			uint64_t *dst = (uint64_t *)(j->view + lines[i] * EMU_LINE);
 			const uint64_t *src = (const uint64_t *)(data + lines[i] * EMU_LINE);
 			const uint64_t *pad = (const uint64_t *)(pads + i * EMU_LINE);
 			for (unsigned w = 0; w < EMU_LINE / 8; w++)
 				dst[w] = src[w] ^ pad[w];
 		}
-		e->stat[ST_AES_PADS] += k;
+		j->nread += k;
 		k = 0;
 	}
+	return NULL;
+}
+
+/*
+ * emu_load_view -- the read path at open: decrypt every written line into
+ * the view (read misses), split over the machine's cores for large pools.  A
+ * line never written stays zero.  Modeled as reads spread over the banks,
+ * plus serialized decryption where the counter must come with the data
+ * (co-located without a cache, SCA 3.2.1).
+ */
+int emu_load_view(struct emu *e, void *view)
+{
+	enum { MAX_THREADS = 8 };
+	struct load_job job[MAX_THREADS];
+	pthread_t tid[MAX_THREADS];
+	uint64_t first = EMU_DATA_HDR_SIZE / EMU_LINE, n = e->nlines - first;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned threads = n < (1u << 18) || cpus < 2 ? 1
+			   : (unsigned)(cpus > MAX_THREADS ? MAX_THREADS : cpus);
+	int rc = 0;
+	uint64_t nread = 0;
+	for (unsigned t = 0; t < threads; t++)
+		job[t] = (struct load_job){e, view, first + n * t / threads,
+					   first + n * (t + 1) / threads, 0, 0};
+	unsigned started = 1;
+	for (; started < threads; started++)
+		if (pthread_create(&tid[started], NULL, load_range, &job[started]))
+			break;
+	load_range(&job[0]);
+	for (unsigned t = 1; t < threads; t++) {
+		if (t < started)
+			pthread_join(tid[t], NULL);
+		else
+			load_range(&job[t]); /* no thread: do it here */
+	}
+	for (unsigned t = 0; t < threads; t++) {
+		nread += job[t].nread;
+		if (job[t].rc)
+			rc = job[t].rc;
+	}
+	if (e->design->enc == ENC_CTR)
+		e->stat[ST_AES_PADS] += nread;
 	uint64_t ctr_lines = e->design->enc == ENC_CTR ? (e->nlines + 7) / 8 : 0;
 	e->stat[ST_MEDIA_READS] += nread + ctr_lines;
 	uint64_t per_read = e->tm.rcd + e->tm.cl;
 	uint64_t t = (nread + ctr_lines) * per_read / (e->tm.banks ? e->tm.banks : 1);
 	if (e->design->enc == ENC_CTR && e->design->cc == CC_NONE)
-		t += nread * e->tm.aes; /* SCA 3.2.1: decryption after the read */
+		t += nread * e->tm.aes;
 	e->tm.clock[0] += t;
-	return 0;
+	return rc;
 }

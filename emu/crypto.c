@@ -6,6 +6,7 @@
  * made in batches through one ECB call (a per-line CTR re-init costs ~4x more).
  * One OpenSSL cipher context per thread.
  */
+#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -116,8 +117,8 @@ int crypto_blocks(struct crypto *c, const uint8_t *seeds, size_t n, uint8_t *out
 /* put_le64 -- store v little-endian. */
 static inline void put_le64(uint8_t *p, uint64_t v)
 {
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 /* crypto_line_pads -- the 64-byte pads of n lines, 4 seeds each, batched. */

@@ -20,6 +20,8 @@ int cc_init(struct ctr_cache *c, unsigned kib, unsigned ways)
 			       "counter cache of %u KiB cannot have %u ways", kib, ways);
 	c->ways = ways;
 	c->sets = (unsigned)(lines / ways);
+	c->set_mask = (c->sets & (c->sets - 1)) == 0 ? c->sets - 1 : 0;
+	c->last = NULL;
 	c->tick = 0;
 	c->way = calloc((size_t)c->sets * ways, sizeof(*c->way));
 	if (!c->way)
@@ -36,20 +38,27 @@ void cc_fini(struct ctr_cache *c)
 /* set_of -- the ways of the set holding counter line cl. */
 static struct cc_way *set_of(struct ctr_cache *c, uint64_t cl)
 {
-	return c->way + (size_t)(cl % c->sets) * c->ways;
+	size_t set = c->set_mask ? (size_t)(cl & c->set_mask) : (size_t)(cl % c->sets);
+	return c->way + set * c->ways;
 }
 
 /* cc_access -- look up cl; on a miss insert it, evicting the LRU way. */
 enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 			 uint64_t *victim, int *victim_dirty)
 {
-	struct cc_way *w = set_of(c, cl), *lru = w;
 	uint64_t tag = cl + 1;
 	*victim_dirty = 0;
+	if (c->last && c->last->tag == tag) { /* consecutive lines share a counter line */
+		c->last->lru = ++c->tick;
+		c->last->dirty |= (uint8_t)make_dirty;
+		return CC_HIT;
+	}
+	struct cc_way *w = set_of(c, cl), *lru = w;
 	for (unsigned i = 0; i < c->ways; i++) {
 		if (w[i].tag == tag) {
 			w[i].lru = ++c->tick;
 			w[i].dirty |= (uint8_t)make_dirty;
+			c->last = &w[i];
 			return CC_HIT;
 		}
 		if (w[i].lru < lru->lru)
@@ -62,6 +71,7 @@ enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 	lru->tag = tag;
 	lru->lru = ++c->tick;
 	lru->dirty = (uint8_t)make_dirty;
+	c->last = lru;
 	return CC_MISS;
 }
 
@@ -93,5 +103,6 @@ void cc_invalidate_all(struct ctr_cache *c)
 {
 	for (size_t i = 0; i < (size_t)c->sets * c->ways; i++)
 		c->way[i] = (struct cc_way){0};
+	c->last = NULL;
 	c->tick = 0;
 }

@@ -114,6 +114,12 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 	return 0;
 }
 
+/* ctr_map_bytes -- size of the private counter mapping. */
+static size_t ctr_map_bytes(const struct emu *e)
+{
+	return (size_t)round_up(e->nlines * sizeof(uint64_t), EMU_PAGE);
+}
+
 /* attach -- point at the meta file's regions; volatile counters from storage. */
 static int attach(struct emu *e)
 {
@@ -128,15 +134,23 @@ static int attach(struct emu *e)
 	wq_attach(&e->qctr, c, sb->adr_ctr_cap, e->tm.qctr.cap, &e->tm.qctr);
 	e->next_seq = 1;
 	if (e->design->enc == ENC_CTR) {
-		size_t bytes = e->nlines * sizeof(uint64_t);
-		e->cur_ctr = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		/*
+		 * The controller's newest counters start as a private
+		 * (copy-on-write) mapping of counter storage: no copy at open.
+		 * Storage changes only for lines whose counter changed here
+		 * first, so a page not yet copied always equals storage.
+		 */
+		int fd = open(e->media.meta_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return emu_err(-errno, "%s: %s", e->media.meta_path, strerror(errno));
+		e->cur_ctr = mmap(NULL, ctr_map_bytes(e), PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE, fd, (off_t)sb->ctr_off);
+		close(fd);
 		if (e->cur_ctr == MAP_FAILED) {
 			e->cur_ctr = NULL;
-			return emu_err(-ENOMEM, "out of memory for %llu counters",
+			return emu_err(-ENOMEM, "cannot map %llu counters",
 				       (unsigned long long)e->nlines);
 		}
-		memcpy(e->cur_ctr, e->ctr_home, bytes);
 	}
 	return 0;
 }
@@ -147,7 +161,7 @@ static void emu_free(struct emu *e)
 	if (!e)
 		return;
 	if (e->cur_ctr)
-		munmap(e->cur_ctr, e->nlines * sizeof(uint64_t));
+		munmap(e->cur_ctr, ctr_map_bytes(e));
 	crypto_free(e->crypto);
 	cc_fini(&e->cc);
 	if (e->media.data || e->media.data_path)
@@ -159,7 +173,7 @@ static void emu_free(struct emu *e)
 static void set_state(struct emu *e, uint64_t state)
 {
 	__atomic_store_n(&e->sb->state, state, __ATOMIC_RELEASE);
-	e->media.persist(&e->media, &e->sb->state, sizeof(e->sb->state));
+	media_persist(&e->media, &e->sb->state, sizeof(e->sb->state));
 	e->stat[ST_MEDIA_WRITES_META]++;
 }
 
@@ -235,9 +249,9 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	dh.pool_size = size;
 	dh.checksum = dh_crc(&dh);
 	memcpy(e->media.data, &dh, sizeof(dh));
-	e->media.persist(&e->media, e->media.data, sizeof(dh));
+	media_persist(&e->media, e->media.data, sizeof(dh));
 	memcpy(e->media.meta, &sb, sizeof(sb));
-	e->media.persist(&e->media, e->media.meta, sizeof(sb));
+	media_persist(&e->media, e->media.meta, sizeof(sb));
 	e->sb = (struct superblock *)e->media.meta;
 	if ((rc = attach(e)))
 		goto fail;
@@ -445,7 +459,7 @@ int emu_close(struct emu *e)
 		for (uint64_t l = 0; l < e->nlines; l++)
 			if (e->ctr_home[l] < e->cur_ctr[l])
 				e->ctr_home[l] = e->cur_ctr[l];
-		e->media.persist(&e->media, e->ctr_home, e->nlines * sizeof(uint64_t));
+		media_persist(&e->media, e->ctr_home, e->nlines * sizeof(uint64_t));
 	}
 	set_state(e, SB_STATE_CLEAN);
 	pthread_mutex_unlock(&e->lock);

@@ -79,7 +79,7 @@ struct tm_queue {
 
 struct timing {
 	uint64_t rcd, cl, cwd, faw, wtr, wr, aes, aes_issue, cc_hit, issue; /* ps */
-	unsigned banks;
+	unsigned banks, bank_mask; /* mask: banks - 1 if a power of two, else 0 */
 	uint64_t bank_free[TM_MAX_BANKS];
 	int bank_last_write[TM_MAX_BANKS];
 	uint64_t act[4]; /* last four activations, for tFAW */
@@ -112,7 +112,9 @@ struct cc_way {
 
 struct ctr_cache {
 	unsigned sets, ways;
+	uint64_t set_mask; /* sets - 1 if a power of two, else 0 */
 	struct cc_way *way;
+	struct cc_way *last; /* the way of the last access (fast path) */
 	uint64_t tick;
 };
 
@@ -219,8 +221,16 @@ struct media {
 	size_t data_len, meta_len;
 	int data_is_pmem, meta_is_pmem;
 	int lock_fd;
+	int persist_on; /* 0: plain stores suffice (persist_none) */
 	void (*persist)(const struct media *m, const void *addr, size_t len);
 };
+
+/* media_persist -- make a media write durable per the pool's durability mode. */
+static inline void media_persist(const struct media *m, const void *addr, size_t len)
+{
+	if (m->persist_on)
+		m->persist(m, addr, len);
+}
 
 int media_create(struct media *m, const char *path, uint64_t size,
 		 uint64_t meta_size, int durability);
@@ -234,7 +244,7 @@ struct wq {
 	struct wq_entry *slot; /* in the ADR region */
 	unsigned cap;          /* entries in the ADR region */
 	unsigned depth;        /* entries in use by the configuration */
-	unsigned head, count;
+	unsigned head, tail, count;
 	struct tm_queue *tmq;
 };
 

@@ -47,8 +47,17 @@ static void persist_msync(const struct media *m, const void *addr, size_t len)
 	pmem_msync(addr, len);
 }
 
+static void media_choose_fn(struct media *m, int durability);
+
 /* media_choose_persist -- the durability function, chosen once. */
 void media_choose_persist(struct media *m, int durability)
+{
+	media_choose_fn(m, durability);
+	m->persist_on = m->persist != persist_none;
+}
+
+/* media_choose_fn -- the function of a durability mode. */
+static void media_choose_fn(struct media *m, int durability)
 {
 	switch (durability) {
 	case EMU_DUR_PMEM:

@@ -35,6 +35,7 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->cc_hit = ps(p->cc_hit_ns);
 	t->issue = ps(p->issue_ns);
 	t->banks = banks;
+	t->bank_mask = (banks & (banks - 1)) == 0 ? banks - 1 : 0;
 	t->qdata.cap = wpq_data;
 	t->qctr.cap = wpq_ctr;
 }
@@ -88,7 +89,8 @@ uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
 	t->bank_free[bank] = done;
 	t->bank_last_write[bank] = 1;
 	q->slot_free[q->pos] = done;
-	q->pos = (q->pos + 1) % q->cap;
+	if (++q->pos == q->cap)
+		q->pos = 0;
 	return accept;
 }
 

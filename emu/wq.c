@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libpmem.h>
+
 #include "emu_internal.h"
 #include "wq.h"
 
@@ -19,7 +21,7 @@ void wq_attach(struct wq *q, struct wq_entry *slots, unsigned cap,
 	q->slot = slots;
 	q->cap = cap;
 	q->depth = depth;
-	q->head = 0;
+	q->head = q->tail = 0;
 	q->count = 0;
 	q->tmq = tmq;
 }
@@ -28,7 +30,7 @@ void wq_attach(struct wq *q, struct wq_entry *slots, unsigned cap,
 static void store_state(struct emu *e, struct wq_entry *w, uint64_t state)
 {
 	__atomic_store_n(&w->state, state, __ATOMIC_RELEASE);
-	e->media.persist(&e->media, &w->state, sizeof(w->state));
+	media_persist(&e->media, &w->state, sizeof(w->state));
 }
 
 /* home_write -- write an entry's payload to its home in the media. */
@@ -36,13 +38,15 @@ void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr)
 {
 	if (!is_ctr) {
 		uint8_t *home = e->media.data + w->addr * EMU_LINE;
-		memcpy(home, w->payload, EMU_LINE);
-		e->media.persist(&e->media, home, EMU_LINE);
+		/* non-temporal: the home line is not read again while open */
+		pmem_memcpy(home, w->payload, EMU_LINE,
+			    PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
+		media_persist(&e->media, home, EMU_LINE);
 		if (w->state & WQ_COLOC) {
 			uint64_t *c = &e->ctr_home[w->addr];
 			if (w->aux > *c)
 				*c = w->aux;
-			e->media.persist(&e->media, c, sizeof(*c));
+			media_persist(&e->media, c, sizeof(*c));
 		}
 		return;
 	}
@@ -52,7 +56,7 @@ void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr)
 	for (unsigned i = 0; i < e->layout->lines_per_ctr_line; i++)
 		if (first + i < e->nlines && src[i] > e->ctr_home[first + i])
 			e->ctr_home[first + i] = src[i];
-	e->media.persist(&e->media, &e->ctr_home[first], EMU_LINE);
+	media_persist(&e->media, &e->ctr_home[first], EMU_LINE);
 }
 
 /* wq_drain_one -- write the oldest entry home and free its slot. */
@@ -63,25 +67,41 @@ void wq_drain_one(struct emu *e, struct wq *q)
 	emu_crash_point("drain.home_written");
 	store_state(e, w, 0);
 	emu_crash_point("drain.entry_freed");
-	q->head = (q->head + 1) % q->depth;
+	if (++q->head == q->depth)
+		q->head = 0;
 	q->count--;
+}
+
+/* wq_reserve -- the slot the next entry goes to (the oldest drains if full). */
+struct wq_entry *wq_reserve(struct emu *e, struct wq *q)
+{
+	if (q->count == q->depth)
+		wq_drain_one(e, q);
+	return &q->slot[q->tail];
+}
+
+/* wq_publish -- make the reserved slot, its payload filled, a valid entry. */
+struct wq_entry *wq_publish(struct emu *e, struct wq *q, uint64_t addr,
+			    uint64_t aux, uint64_t flags)
+{
+	struct wq_entry *w = &q->slot[q->tail];
+	w->seq = e->next_seq++;
+	w->addr = addr;
+	w->aux = aux;
+	media_persist(&e->media, w, offsetof(struct wq_entry, pad));
+	store_state(e, w, flags | WQ_VALID);
+	if (++q->tail == q->depth)
+		q->tail = 0;
+	q->count++;
+	return w;
 }
 
 /* wq_push -- append an entry (not yet ready unless flags say so). */
 struct wq_entry *wq_push(struct emu *e, struct wq *q, uint64_t addr,
 			 const void *payload, uint64_t aux, uint64_t flags)
 {
-	if (q->count == q->depth)
-		wq_drain_one(e, q);
-	struct wq_entry *w = &q->slot[(q->head + q->count) % q->depth];
-	w->seq = e->next_seq++;
-	w->addr = addr;
-	w->aux = aux;
-	memcpy(w->payload, payload, EMU_LINE);
-	e->media.persist(&e->media, w, offsetof(struct wq_entry, pad));
-	store_state(e, w, flags | WQ_VALID);
-	q->count++;
-	return w;
+	memcpy(wq_reserve(e, q)->payload, payload, EMU_LINE);
+	return wq_publish(e, q, addr, aux, flags);
 }
 
 /* wq_set_ready -- set an entry's ready bit. */

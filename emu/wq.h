@@ -7,6 +7,9 @@ void wq_attach(struct wq *q, struct wq_entry *slots, unsigned cap,
 	       unsigned depth, struct tm_queue *tmq);
 struct wq_entry *wq_push(struct emu *e, struct wq *q, uint64_t addr,
 			 const void *payload, uint64_t aux, uint64_t flags);
+struct wq_entry *wq_reserve(struct emu *e, struct wq *q);
+struct wq_entry *wq_publish(struct emu *e, struct wq *q, uint64_t addr,
+			    uint64_t aux, uint64_t flags);
 void wq_set_ready(struct emu *e, struct wq_entry *w);
 void wq_drain_one(struct emu *e, struct wq *q);
 void wq_drain_all(struct emu *e, struct wq *q);
