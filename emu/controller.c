@@ -78,7 +78,8 @@ static void count_data_write(struct emu *e, uint64_t line, unsigned bytes)
 /* enqueue_data -- a data line write: plaintext XOR pad straight into the slot. */
 static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line,
 				     const uint8_t *plain, const uint8_t *pad,
-				     uint64_t at, uint64_t aux, uint64_t flags)
+				     uint64_t ctr, uint64_t at, uint64_t aux,
+				     uint64_t flags)
 {
 	int stalled;
 	uint64_t accept = tm_write(&e->tm, &e->tm.qdata, data_bank(e, line), at,
@@ -88,6 +89,9 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 	note_pending(e, core, accept);
 	struct wq_entry *w = wq_reserve(e, &e->qdata);
 	if (pad) {
+		/* the pad is used: its ciphertext is now in the (ADR) media */
+		if (__builtin_expect(e->audit_fd >= 0, 0))
+			audit_pads(e, &line, &ctr, 1);
 		uint64_t *dst = (uint64_t *)w->payload, p, k;
 		for (unsigned i = 0; i < EMU_LINE / 8; i++) {
 			memcpy(&p, plain + 8 * i, 8);
@@ -102,11 +106,26 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 	return w;
 }
 
+/* shadow_record -- Anubis-style: the way now holding cl is recorded durably. */
+static void shadow_record(struct emu *e, uint64_t cl)
+{
+	uint64_t *slot = &e->shadow[e->cc.last - e->cc.way];
+	if (*slot == cl + 1)
+		return;
+	__atomic_store_n(slot, cl + 1, __ATOMIC_RELEASE);
+	media_persist(&e->media, slot, sizeof(*slot));
+	e->stat[ST_MEDIA_WRITES_META]++;
+	emu_crash_point("ctr.shadow_recorded");
+}
+
 /*
  * counter_for_write -- increment the line's counter through the counter
  * cache.  A write that misses does not stall (SCA 5.2.1) but the fetch of the
- * counter line occupies its bank; a dirty victim is written back.  Returns
- * the modeled time at which the counter is known.
+ * counter line occupies its bank; a dirty victim is written back before its
+ * way is reused.  Where dirty counters can be lost at a crash, the way's new
+ * line is recorded in the shadow table and a line is written back after at
+ * most stop_loss increments (Osiris-style), so recovery knows which counters
+ * may be stale and by how much.  Returns when the counter is known.
  */
 static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 				  uint64_t t, uint64_t *ctr)
@@ -124,6 +143,7 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 	if (cc_access(&e->cc, cl, dirty, &victim, &victim_dirty) == CC_HIT) {
 		e->stat[ST_CC_HITS]++;
 	} else {
+		struct cc_way *way = e->cc.last;
 		e->stat[ST_CC_MISSES]++;
 		e->stat[ST_MEDIA_READS]++;
 		tm_read(&e->tm, ctr_bank(e, cl), t);
@@ -133,20 +153,28 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 			enqueue_ctr(e, core, victim, t, 1, &acc);
 			emu_crash_point("ctr.evicted");
 		}
+		e->cc.last = way;
+		if (e->tracks_stale)
+			shadow_record(e, cl);
 	}
-	(void)core;
+	if (e->tracks_stale && e->cc.last->incs >= e->stop_loss) {
+		uint64_t acc;
+		cc_clean(&e->cc, cl);
+		e->stat[ST_CC_STOP_LOSS]++;
+		enqueue_ctr(e, core, cl, t, 1, &acc);
+	}
 	return t + e->tm.cc_hit;
 }
 
 /* write_ca_pair -- a counter-atomic write: data + counter, ready together. */
 static void write_ca_pair(struct emu *e, unsigned core, uint64_t line,
-			  const uint8_t *plain, const uint8_t *pad, uint64_t t_ctr,
-			  uint64_t t_pad)
+			  const uint8_t *plain, const uint8_t *pad, uint64_t ctr,
+			  uint64_t t_ctr, uint64_t t_pad)
 {
 	uint64_t cl = e->layout->ctr_line_of(line), ctr_acc;
 	struct wq_entry *c = enqueue_ctr(e, core, cl, t_ctr, 0, &ctr_acc);
 	/* the data entry is ready iff its partner is: SCA 5.2.2 step (ii) */
-	struct wq_entry *d = enqueue_data(e, core, line, plain, pad,
+	struct wq_entry *d = enqueue_data(e, core, line, plain, pad, ctr,
 					  max64(t_pad, ctr_acc), c->seq, WQ_PAIRED);
 	/* SCA 5.2.2: one ADR-protected update makes both entries ready */
 	wq_set_ready(e, c);
@@ -163,20 +191,20 @@ static void write_one(struct emu *e, unsigned core, uint64_t line,
 {
 	switch (e->design->ca) {
 	case CA_COLOCATED:
-		enqueue_data(e, core, line, plain, pad, t_pad, ctr, WQ_COLOC | WQ_READY);
+		enqueue_data(e, core, line, plain, pad, ctr, t_pad, ctr, WQ_COLOC | WQ_READY);
 		return;
 	case CA_FULL:
-		write_ca_pair(e, core, line, plain, pad, t_ctr, t_pad);
+		write_ca_pair(e, core, line, plain, pad, ctr, t_ctr, t_pad);
 		return;
 	case CA_SELECTIVE:
 		if (emu_is_counter_atomic(e, line)) {
-			write_ca_pair(e, core, line, plain, pad, t_ctr, t_pad);
+			write_ca_pair(e, core, line, plain, pad, ctr, t_ctr, t_pad);
 			return;
 		}
 		/* an ordinary write: its counter stays cached */
 		__attribute__((fallthrough));
 	case CA_NONE:
-		enqueue_data(e, core, line, plain, pad, t_pad, 0, WQ_READY);
+		enqueue_data(e, core, line, plain, pad, ctr, t_pad, 0, WQ_READY);
 		return;
 	}
 }
@@ -221,6 +249,77 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 		n -= k;
 	}
 	pthread_mutex_unlock(&e->lock);
+}
+
+/*
+ * advance_line -- re-encrypt line l, as a counter-atomic pair, under a
+ * counter of at least min_ctr: its content decrypted under the stored counter
+ * is written again under a counter never used before.  Nothing of the line
+ * may be queued (the caller drains).
+ */
+static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
+{
+	uint8_t plain[EMU_LINE] = {0}, pad[EMU_LINE];
+	uint64_t ctr = e->cur_ctr[l];
+	if (ctr) {
+		if (crypto_line_pads(e->crypto, &l, &ctr, 1, pad))
+			return -1;
+		for (unsigned b = 0; b < EMU_LINE; b++)
+			plain[b] = e->media.data[l * EMU_LINE + b] ^ pad[b];
+	}
+	if (min_ctr > ctr + 1)
+		e->cur_ctr[l] = min_ctr - 1;
+	uint64_t newctr, t = counter_for_write(e, 0, l, 0, &newctr);
+	if (crypto_line_pads(e->crypto, &l, &newctr, 1, pad))
+		return -1;
+	write_ca_pair(e, 0, l, plain, pad, newctr, t, t);
+	e->stat[ST_REC_REENCRYPTED]++;
+	return 0;
+}
+
+/*
+ * ctrl_advance_stale -- at an unclean recovery, no counter value that may
+ * have encrypted a line may encrypt it again (ARCHITECTURE.md section 8):
+ *  - lines of an unready pair dropped by recovery: their pad was used for a
+ *    ciphertext that reached the ADR region; advanced past that counter;
+ *  - where dirty counters can be lost, every counter line the shadow table
+ *    names may have lost up to stop_loss increments; its lines are advanced
+ *    by stop_loss.
+ * Each line is re-encrypted as a counter-atomic pair; a crash in the middle
+ * is recovered again.
+ */
+int ctrl_advance_stale(struct emu *e)
+{
+	uint64_t first_line = EMU_DATA_HDR_SIZE / EMU_LINE;
+	for (size_t i = 0; i < e->ndropped; i++) {
+		uint64_t l = e->dropped[i].line;
+		if (l >= first_line && l < e->nlines && e->dropped[i].ctr >= e->cur_ctr[l] &&
+		    advance_line(e, l, e->dropped[i].ctr + 1))
+			return -1;
+		wq_drain_all(e, &e->qdata);
+		wq_drain_all(e, &e->qctr);
+	}
+	for (uint64_t s = 0; e->tracks_stale && s < e->shadow_slots; s++) {
+		if (!e->shadow[s])
+			continue;
+		uint64_t cl = e->shadow[s] - 1;
+		uint64_t l0 = cl * e->layout->lines_per_ctr_line;
+		for (uint64_t l = l0; l < l0 + e->layout->lines_per_ctr_line && l < e->nlines;
+		     l++)
+			if (l >= first_line &&
+			    advance_line(e, l, e->cur_ctr[l] + e->stop_loss + 1))
+				return -1;
+		/* home is read above: nothing of these lines may still be queued */
+		wq_drain_all(e, &e->qdata);
+		wq_drain_all(e, &e->qctr);
+	}
+	if (e->tracks_stale) {
+		/* the cache starts empty; so does its shadow */
+		cc_invalidate_all(&e->cc);
+		memset(e->shadow, 0, e->shadow_slots * sizeof(uint64_t));
+		media_persist(&e->media, e->shadow, e->shadow_slots * sizeof(uint64_t));
+	}
+	return 0;
 }
 
 /* emu_fence -- sfence: the core waits until its write-backs are accepted. */

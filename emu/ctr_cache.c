@@ -9,7 +9,7 @@
 #include "spm.h"
 #include "emu_internal.h"
 
-/* cc_init -- kib KiB of 64-byte lines in ways-way sets (rounded to a power of two of sets). */
+/* cc_init -- kib KiB of 64-byte lines in ways-way sets (lines / ways sets). */
 int cc_init(struct ctr_cache *c, unsigned kib, unsigned ways)
 {
 	if (ways == 0 || kib == 0)
@@ -17,7 +17,8 @@ int cc_init(struct ctr_cache *c, unsigned kib, unsigned ways)
 	uint64_t lines = (uint64_t)kib * 1024 / 64;
 	if (lines < ways)
 		return emu_err(SPM_E_OPTION,
-			       "counter cache of %u KiB cannot have %u ways", kib, ways);
+			       "ctr_cache_kib=%u, ctr_cache_ways=%u: fewer lines than ways",
+			       kib, ways);
 	c->ways = ways;
 	c->sets = (unsigned)(lines / ways);
 	c->set_mask = (c->sets & (c->sets - 1)) == 0 ? c->sets - 1 : 0;
@@ -51,6 +52,7 @@ enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 	if (c->last && c->last->tag == tag) { /* consecutive lines share a counter line */
 		c->last->lru = ++c->tick;
 		c->last->dirty |= (uint8_t)make_dirty;
+		c->last->incs += (uint32_t)make_dirty;
 		return CC_HIT;
 	}
 	struct cc_way *w = set_of(c, cl), *lru = w;
@@ -58,6 +60,7 @@ enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 		if (w[i].tag == tag) {
 			w[i].lru = ++c->tick;
 			w[i].dirty |= (uint8_t)make_dirty;
+			w[i].incs += (uint32_t)make_dirty;
 			c->last = &w[i];
 			return CC_HIT;
 		}
@@ -71,6 +74,7 @@ enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 	lru->tag = tag;
 	lru->lru = ++c->tick;
 	lru->dirty = (uint8_t)make_dirty;
+	lru->incs = (uint32_t)make_dirty;
 	c->last = lru;
 	return CC_MISS;
 }
@@ -83,6 +87,7 @@ int cc_clean(struct ctr_cache *c, uint64_t cl)
 		if (w[i].tag == cl + 1) {
 			int was = w[i].dirty;
 			w[i].dirty = 0;
+			w[i].incs = 0;
 			return was;
 		}
 	return 0;
@@ -94,6 +99,7 @@ void cc_flush_all(struct ctr_cache *c, void (*fn)(void *, uint64_t), void *arg)
 	for (size_t i = 0; i < (size_t)c->sets * c->ways; i++)
 		if (c->way[i].tag && c->way[i].dirty) {
 			c->way[i].dirty = 0;
+			c->way[i].incs = 0;
 			fn(arg, c->way[i].tag - 1);
 		}
 }

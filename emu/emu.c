@@ -81,6 +81,7 @@ static int resolve(struct emu *e, const struct emu_config *cfg, const char *desi
 		return emu_err(SPM_E_OPTION, "profile: unknown profile \"%s\" (sca, supermem)",
 			       pname);
 	e->layout = &ctr_layout_mono;
+	e->no_ctr_recovery = cfg->no_ctr_recovery;
 	return 0;
 }
 
@@ -130,6 +131,15 @@ static int attach(struct emu *e)
 	e->nlines = sb->nlines;
 	e->ctr_home = (uint64_t *)(e->media.meta + sb->ctr_off);
 	e->ca_bits = e->media.meta + sb->ca_off;
+	e->shadow = (uint64_t *)(e->media.meta + sb->shadow_off);
+	e->shadow_slots = sb->shadow_slots;
+	e->stop_loss = sb->stop_loss;
+	e->tracks_stale = e->design->enc == ENC_CTR && e->design->cc == CC_WB &&
+			  e->design->ca != CA_FULL && e->design->ca != CA_COLOCATED &&
+			  !e->no_ctr_recovery;
+	if ((uint64_t)e->cc.sets * e->cc.ways > e->shadow_slots)
+		return emu_err(SPM_E_OPTION, "ctr_cache_kib: at most %llu KiB for this pool",
+			       (unsigned long long)(e->shadow_slots * 64 / 1024));
 	wq_attach(&e->qdata, d, sb->adr_data_cap, e->tm.qdata.cap, &e->tm.qdata);
 	wq_attach(&e->qctr, c, sb->adr_ctr_cap, e->tm.qctr.cap, &e->tm.qctr);
 	e->next_seq = 1;
@@ -162,6 +172,8 @@ static void emu_free(struct emu *e)
 		return;
 	if (e->cur_ctr)
 		munmap(e->cur_ctr, ctr_map_bytes(e));
+	audit_close(e);
+	free(e->dropped);
 	crypto_free(e->crypto);
 	cc_fini(&e->cc);
 	if (e->media.data || e->media.data_path)
@@ -184,10 +196,13 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	int rc = emu_crash_init_checked();
 	if (rc)
 		return rc;
+	char meta[4200], key_path[4200] = "";
+	int key_created = 0;
 	struct emu *e = calloc(1, sizeof(*e));
 	if (!e)
 		return emu_err(-ENOMEM, "out of memory");
 	e->media.lock_fd = -1;
+	e->audit_fd = -1;
 	const char *design = cfg->design[0] ? cfg->design : "sca";
 	unsigned bits = cfg->aes_bits ? cfg->aes_bits : 128;
 	if ((rc = resolve(e, cfg, design)) || (rc = runtime_init(e, cfg)))
@@ -222,11 +237,20 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	sb.ctr_size = round_up(e->layout->storage_bytes(nlines), EMU_PAGE);
 	sb.ca_off = sb.ctr_off + sb.ctr_size;
 	sb.ca_size = round_up((nlines + 7) / 8, EMU_PAGE);
-	sb.meta_size = sb.ca_off + sb.ca_size;
+	sb.shadow_off = sb.ca_off + sb.ca_size;
+	sb.shadow_slots = SHADOW_SLOTS;
+	sb.stop_loss = STOP_LOSS_DEFAULT;
+	sb.meta_size = sb.shadow_off + round_up(SHADOW_SLOTS * sizeof(uint64_t), EMU_PAGE);
 
 	uint8_t key[32], enc[32];
+	struct stat st;
+	if (stat(path, &st) == 0 || (snprintf(meta, sizeof(meta), "%s.meta", path),
+				     stat(meta, &st) == 0)) {
+		rc = emu_err(-EEXIST, "%s: file exists", stat(path, &st) == 0 ? path : meta);
+		goto fail;
+	}
 	if (e->design->enc == ENC_CTR) {
-		if ((rc = key_load_or_create(cfg->key_file, path, 1, bits, key)))
+		if ((rc = key_load_or_create(cfg->key_file, path, 1, bits, key, &key_created)))
 			goto fail;
 		rc = derive_keys(key, bits, sb.uuid, enc, sb.kcv);
 		if (!rc)
@@ -253,11 +277,15 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	memcpy(e->media.meta, &sb, sizeof(sb));
 	media_persist(&e->media, e->media.meta, sizeof(sb));
 	e->sb = (struct superblock *)e->media.meta;
-	if ((rc = attach(e)))
+	if ((rc = attach(e)) || (rc = audit_open(e)))
 		goto fail;
 	*out = e;
 	return 0;
 fail:
+	if (key_created) {
+		key_path_of(cfg->key_file, path, key_path, sizeof(key_path));
+		unlink(key_path);
+	}
 	emu_free(e);
 	return rc;
 }
@@ -335,7 +363,11 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 		sb->ctr_off == sb->adr_off + sb->adr_size &&
 		sb->ctr_size >= ctr_layout_mono.storage_bytes(nl) &&
 		sb->ca_off == sb->ctr_off + sb->ctr_size && sb->ca_size >= (nl + 7) / 8 &&
-		sb->meta_size == sb->ca_off + sb->ca_size && sb->ctr_layout == 0;
+		sb->shadow_off == sb->ca_off + sb->ca_size && sb->shadow_slots >= 1 &&
+		sb->shadow_slots <= (1u << 24) && sb->stop_loss >= 1 &&
+		sb->meta_size == sb->shadow_off + round_up(sb->shadow_slots * sizeof(uint64_t),
+							   EMU_PAGE) &&
+		sb->ctr_layout == 0;
 	if (!geometry_ok)
 		return emu_err(SPM_E_CORRUPT, "%s: inconsistent geometry", meta_path);
 	if ((uint64_t)msize != sb->meta_size)
@@ -366,6 +398,7 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	if (!e)
 		return emu_err(-ENOMEM, "out of memory");
 	e->media.lock_fd = -1;
+	e->audit_fd = -1;
 	char *meta_path = malloc(strlen(path) + 6);
 	if (!meta_path) {
 		free(e);
@@ -386,7 +419,7 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 			     cfg->design, path, design);
 		goto fail;
 	}
-	if (cfg->aes_bits && cfg->aes_bits != sb.aes_bits) {
+	if (cfg->aes_bits && sb.aes_bits && cfg->aes_bits != sb.aes_bits) {
 		rc = emu_err(SPM_E_OPTION, "aes_bits=%u: the pool uses %u", cfg->aes_bits,
 			     sb.aes_bits);
 		goto fail;
@@ -399,7 +432,7 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 			rc = emu_err(SPM_E_CORRUPT, "%s.meta: bad key size", path);
 			goto fail;
 		}
-		if ((rc = key_load_or_create(cfg->key_file, path, 0, sb.aes_bits, key)))
+		if ((rc = key_load_or_create(cfg->key_file, path, 0, sb.aes_bits, key, NULL)))
 			goto fail;
 		rc = derive_keys(key, sb.aes_bits, sb.uuid, enc, kcv);
 		OPENSSL_cleanse(key, sizeof(key));
@@ -414,6 +447,11 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	}
 	if ((rc = runtime_init(e, cfg)))
 		goto fail;
+	if ((uint64_t)e->cc.sets * e->cc.ways > sb.shadow_slots) {
+		rc = emu_err(SPM_E_OPTION, "ctr_cache_kib: at most %llu KiB for this pool",
+			     (unsigned long long)(sb.shadow_slots * 64 / 1024));
+		goto fail;
+	}
 	if (e->tm.qdata.cap > sb.adr_data_cap || e->tm.qctr.cap > sb.adr_ctr_cap) {
 		rc = emu_err(SPM_E_OPTION, "wpq_data/wpq_ctr: this pool's ADR region "
 			     "holds %u/%u entries", sb.adr_data_cap, sb.adr_ctr_cap);
@@ -438,8 +476,12 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		goto fail;
 	if (!e->was_dirty)
 		set_state(e, SB_STATE_DIRTY);
-	if ((rc = attach(e)))
+	if ((rc = attach(e)) || (rc = audit_open(e)))
 		goto fail;
+	if (e->was_dirty && e->design->enc == ENC_CTR && ctrl_advance_stale(e)) {
+		rc = emu_err(SPM_E_CRYPTO, "%s: re-encrypting stale counters failed", path);
+		goto fail;
+	}
 	*out = e;
 	return 0;
 fail:

@@ -35,6 +35,7 @@ struct emu_config {
 	unsigned wpq_ctr;
 	unsigned banks;
 	int durability; /* enum emu_durability */
+	int no_ctr_recovery; /* ctr_recovery=none: do not advance lost counters (tests) */
 	/* timing overrides in ns; negative = profile value */
 	double t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns;
 };

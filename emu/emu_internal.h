@@ -107,6 +107,7 @@ uint64_t tm_makespan(const struct timing *t);
 struct cc_way {
 	uint64_t tag; /* counter line index + 1; 0 = invalid */
 	uint64_t lru;
+	uint32_t incs; /* increments since the line was last written back */
 	uint8_t dirty;
 };
 
@@ -121,7 +122,8 @@ struct ctr_cache {
 enum cc_result { CC_HIT, CC_MISS };
 int cc_init(struct ctr_cache *c, unsigned kib, unsigned ways);
 void cc_fini(struct ctr_cache *c);
-/* Look up counter line cl; on a miss insert it and report the victim. */
+/* Look up counter line cl; on a miss insert it and report the victim.
+ * Afterwards c->last is the way now holding cl (its index: c->last - c->way). */
 enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 			 uint64_t *victim, int *victim_dirty);
 /* If cl is cached and dirty, clean it and return 1. */
@@ -186,9 +188,12 @@ struct superblock {
 	uint64_t meta_size;
 	uint8_t kcv[16]; /* key check value: HKDF(key, uuid, "spm kcv") */
 	uint64_t features;
-	uint32_t checksum; /* crc32 of everything before it */
+	uint32_t checksum; /* crc32 of the superblock but this word and state */
 	uint32_t pad;
-	uint8_t reserved[512 - 184];
+	uint64_t shadow_off;   /* counter cache shadow table (Anubis-style) */
+	uint64_t shadow_slots; /* one u64 per counter cache way */
+	uint64_t stop_loss;    /* Osiris-style bound on lost increments */
+	uint8_t reserved[512 - 208];
 	/* not checksummed: written alone with one 8-byte store */
 	uint64_t state;
 };
@@ -213,6 +218,8 @@ struct wq_entry {
 _Static_assert(sizeof(struct wq_entry) == 128, "wq_entry layout");
 
 #define ADR_HDR_SIZE 4096u
+#define SHADOW_SLOTS 131072u /* counter caches up to 8 MiB */
+#define STOP_LOSS_DEFAULT (1u << 20)
 
 struct media {
 	char *data_path, *meta_path;
@@ -278,13 +285,29 @@ struct emu {
 	uint64_t stat[STAT__N];
 	uint64_t log_first, log_n;
 	int was_dirty;
+	/* lost-counter protection (ARCHITECTURE.md section 8) */
+	int tracks_stale;   /* the design can lose dirty counters at a crash */
+	int no_ctr_recovery; /* ctr_recovery=none */
+	uint64_t *shadow;   /* in the meta file: counter line + 1 per cache way */
+	uint64_t shadow_slots;
+	uint64_t stop_loss;
+	int audit_fd;       /* SPM_AUDIT: every encryption pad, or -1 */
+	struct dropped { uint64_t line, ctr; } *dropped; /* unready pairs dropped */
+	size_t ndropped;
 };
+
+/* audit.c: the test-only pad-reuse auditor (SPM_AUDIT=FILE). */
+int audit_open(struct emu *e);
+void audit_pads(struct emu *e, const uint64_t *line, const uint64_t *ctr, unsigned n);
+void audit_close(struct emu *e);
 
 /* controller internals used across files */
 void ctrl_drain_all(struct emu *e);
 int ctrl_recover(struct emu *e);
+int ctrl_advance_stale(struct emu *e);
 void ctrl_setup_queues(struct emu *e, unsigned depth_data, unsigned depth_ctr);
 int key_load_or_create(const char *key_file, const char *pool_path, int create,
-		       unsigned bits, uint8_t *key);
+		       unsigned bits, uint8_t *key, int *created);
+void key_path_of(const char *key_file, const char *pool_path, char *out, size_t n);
 
 #endif

@@ -52,16 +52,28 @@ static int write_new_key(const char *path, unsigned bits, uint8_t *key)
 	return 0;
 }
 
-/* key_load_or_create -- the key of a pool (key_file or <pool>.key). */
+/* key_path_of -- key_file, or <pool>.key. */
+void key_path_of(const char *key_file, const char *pool_path, char *out, size_t n)
+{
+	if (key_file && *key_file)
+		snprintf(out, n, "%s", key_file);
+	else
+		snprintf(out, n, "%s.key", pool_path);
+}
+
+/* key_load_or_create -- the key of a pool; *created says a new file was made. */
 int key_load_or_create(const char *key_file, const char *pool_path, int create,
-		       unsigned bits, uint8_t *key)
+		       unsigned bits, uint8_t *key, int *created)
 {
 	char path[4200];
-	if (key_file && *key_file)
-		snprintf(path, sizeof(path), "%s", key_file);
-	else
-		snprintf(path, sizeof(path), "%s.key", pool_path);
-	if (create && access(path, F_OK) != 0)
-		return write_new_key(path, bits, key);
+	key_path_of(key_file, pool_path, path, sizeof(path));
+	if (created)
+		*created = 0;
+	if (create && access(path, F_OK) != 0) {
+		int rc = write_new_key(path, bits, key);
+		if (!rc && created)
+			*created = 1;
+		return rc;
+	}
 	return read_key(path, bits, key);
 }

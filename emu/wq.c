@@ -128,6 +128,24 @@ static int by_seq(const void *a, const void *b)
 	return x->w->seq < y->w->seq ? -1 : x->w->seq > y->w->seq;
 }
 
+/* note_dropped -- an unready pair's data was encrypted under its partner's counter. */
+static void note_dropped(struct emu *e, const struct wq_entry *w,
+			 const struct wq_entry *ctr, unsigned cap)
+{
+	for (unsigned i = 0; i < cap; i++)
+		if ((ctr[i].state & WQ_VALID) && ctr[i].seq == w->aux) {
+			uint64_t c;
+			unsigned per = e->layout->lines_per_ctr_line;
+			memcpy(&c, ctr[i].payload + (w->addr % per) * 8, 8);
+			struct dropped *d = realloc(e->dropped, (e->ndropped + 1) * sizeof(*d));
+			if (!d)
+				abort();
+			e->dropped = d;
+			d[e->ndropped++] = (struct dropped){w->addr, c};
+			return;
+		}
+}
+
 /* partner_ready -- is the counter entry with sequence seq ready? */
 static int partner_ready(struct wq_entry *ctr, unsigned cap, uint64_t seq)
 {
@@ -158,10 +176,13 @@ int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 			continue;
 		int ready = (w->state & WQ_READY) ||
 			    ((w->state & WQ_PAIRED) && partner_ready(ctr, ccap, w->aux));
-		if (ready)
+		if (ready) {
 			r[n++] = (struct rec_entry){w, 0};
-		else
+		} else {
 			++*dropped;
+			if (w->state & WQ_PAIRED)
+				note_dropped(e, w, ctr, ccap);
+		}
 	}
 	for (unsigned i = 0; i < ccap; i++) {
 		struct wq_entry *w = &ctr[i];

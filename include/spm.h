@@ -40,6 +40,11 @@
  *                         against a process crash, the crash model of spm).
  *                         msync: msync every media write (power-fail durable on
  *                         any file system, slow).
+ *      ctr_recovery=MODE  advance|none [advance]: after a crash, re-encrypt
+ *                         the lines whose cached counters may have been lost
+ *                         under counters past every value that could have
+ *                         been used, so no pad is ever reused (sca, unsafe).
+ *                         none exists only to show the auditor finds reuse.
  *      t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns  timing parameters in
  *                         nanoseconds (decimals allowed) [profile]
  *
@@ -115,7 +120,7 @@ typedef uint64_t spm_off_t;
 /*
  * spm_create -- create a new pool of size bytes at path (files path and
  * path.meta, and path.key unless key_file names an existing key).  size is
- * rounded up to 4 KiB; the minimum is 1 MiB.  Fails with -EEXIST if path or
+ * rounded up to 4 KiB; the minimum is 4 MiB (SPM_E_INVAL below).  Fails with -EEXIST if path or
  * path.meta exists.  On success *pool is an open pool.
  */
 SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,

@@ -89,6 +89,13 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return emu_err(SPM_E_OPTION, "%s: durability=%s: auto, pmem, msync or none",
 			       src, v);
 	}
+	if (!strcmp(k, "ctr_recovery")) {
+		if (strcmp(v, "advance") && strcmp(v, "none"))
+			return emu_err(SPM_E_OPTION, "%s: ctr_recovery=%s: advance or none",
+				       src, v);
+		c->no_ctr_recovery = !strcmp(v, "none");
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
 		if (!strcmp(k, times[i].key))
 			return parse_ns(src, k, v, times[i].ns);

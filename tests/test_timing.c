@@ -1,0 +1,292 @@
+/* test_timing.c -- the timing model (emu/timing.c) with the sca profile: queues, banks, tWTR, tFAW, AES pipeline, determinism. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spm.h"
+#include "emu_internal.h"
+
+/* Requests are issued at R, not 0, so that no activation happens at time 0. */
+#define R 1000u
+
+static const struct profile *sca(void)
+{
+	const struct profile *p = profile_find("sca");
+	assert_non_null(p);
+	return p;
+}
+
+/* model -- a fresh model of the sca profile with the given queues and banks. */
+static void model(struct timing *t, unsigned wpq_data, unsigned wpq_ctr, unsigned banks)
+{
+	tm_init(t, sca(), wpq_data, wpq_ctr, banks);
+}
+
+/* write -- tm_write into the data queue that must not stall. */
+static uint64_t write_nostall(struct timing *t, unsigned bank, uint64_t ready)
+{
+	int stalled = -1;
+	uint64_t acc = tm_write(t, &t->qdata, bank, ready, &stalled);
+	assert_int_equal(stalled, 0);
+	assert_int_equal(acc, ready);
+	return acc;
+}
+
+/* ps_of -- the profile's nanoseconds in picoseconds. */
+static uint64_t ps_of(double ns)
+{
+	return (uint64_t)(ns * 1000.0 + 0.5);
+}
+
+/* The model takes the profile's parameters, in picoseconds, and starts idle. */
+static void test_init_from_profile(void **state)
+{
+	(void)state;
+	const struct profile *p = sca();
+	assert_null(profile_find("no-such-profile"));
+	assert_non_null(profile_find("supermem"));
+	struct timing t;
+	memset(&t, 0xa5, sizeof(t));
+	model(&t, 64, 16, 8);
+	assert_int_equal(t.rcd, ps_of(p->t_rcd));
+	assert_int_equal(t.cl, ps_of(p->t_cl));
+	assert_int_equal(t.cwd, ps_of(p->t_cwd));
+	assert_int_equal(t.faw, ps_of(p->t_faw));
+	assert_int_equal(t.wtr, ps_of(p->t_wtr));
+	assert_int_equal(t.wr, ps_of(p->t_wr));
+	assert_int_equal(t.aes, ps_of(p->aes_ns));
+	assert_int_equal(t.aes_issue, ps_of(p->aes_issue_ns));
+	assert_int_equal(t.banks, 8);
+	assert_int_equal(t.qdata.cap, 64);
+	assert_int_equal(t.qctr.cap, 16);
+	assert_int_equal(tm_makespan(&t), 0);
+	for (unsigned b = 0; b < TM_MAX_BANKS; b++)
+		assert_int_equal(t.bank_free[b], 0);
+	/* the profile's pipelined engine is cheaper per line than one pad */
+	assert_true(t.aes_issue > 0 && t.aes_issue < t.aes);
+}
+
+/* run_sequence -- a fixed pseudo-random mix of requests; records every time. */
+static unsigned run_sequence(struct timing *t, uint64_t *out, unsigned n)
+{
+	uint64_t x = 88172645463325252ull, now = R;
+	unsigned stalls = 0;
+	for (unsigned i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		unsigned bank = (unsigned)(x % t->banks);
+		int stalled = -1;
+		switch ((x >> 8) % 4) {
+		case 0:
+			out[i] = tm_write(t, &t->qdata, bank, now, &stalled) * 2 + (uint64_t)stalled;
+			stalls += (unsigned)stalled;
+			break;
+		case 1:
+			out[i] = tm_write(t, &t->qctr, bank, now, &stalled) * 2 + (uint64_t)stalled;
+			stalls += (unsigned)stalled;
+			break;
+		case 2:
+			out[i] = tm_read(t, bank, now);
+			break;
+		default:
+			out[i] = tm_aes(t, now);
+			break;
+		}
+		now += (x >> 16) % 50000;
+	}
+	return stalls;
+}
+
+/* The same sequence of requests gives the same times: twice, and after tm_reset. */
+static void test_deterministic(void **state)
+{
+	(void)state;
+	enum { N = 2000 };
+	static uint64_t a[N], b[N], c[N];
+	struct timing t1, t2;
+	model(&t1, 8, 4, 8);
+	model(&t2, 8, 4, 8);
+	unsigned stalls = run_sequence(&t1, a, N);
+	assert_int_equal(run_sequence(&t2, b, N), stalls);
+	assert_memory_equal(a, b, sizeof(a));
+	assert_memory_equal(t1.bank_free, t2.bank_free, sizeof(t1.bank_free));
+	assert_int_equal(t1.aes_free, t2.aes_free);
+	/* the sequence did fill the queues, or it proves little */
+	assert_true(stalls > 0);
+	tm_reset(&t1);
+	assert_int_equal(t1.aes_free, 0);
+	for (unsigned bk = 0; bk < TM_MAX_BANKS; bk++)
+		assert_int_equal(t1.bank_free[bk], 0);
+	assert_int_equal(run_sequence(&t1, c, N), stalls);
+	assert_memory_equal(a, c, sizeof(a));
+}
+
+/* A full queue stalls: acceptance waits for the oldest slot to free. */
+static void test_full_queue_stalls(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 2, 16, 8);
+	const uint64_t wt = t.cwd + t.wr;
+	write_nostall(&t, 0, R);
+	write_nostall(&t, 0, R);
+	/* both slots are taken until the writes complete at R+wt and R+2wt */
+	int stalled = -1;
+	uint64_t acc = tm_write(&t, &t.qdata, 1, R, &stalled);
+	assert_int_equal(stalled, 1);
+	assert_int_equal(acc, R + wt);
+	assert_true(acc > R);
+	stalled = -1;
+	acc = tm_write(&t, &t.qdata, 2, R + 10, &stalled);
+	assert_int_equal(stalled, 1);
+	assert_int_equal(acc, R + 2 * wt);
+	/* the counter queue is separate: not full */
+	stalled = -1;
+	acc = tm_write(&t, &t.qctr, 3, R, &stalled);
+	assert_int_equal(stalled, 0);
+	assert_int_equal(acc, R);
+	/* a write ready after its slot freed is accepted at once */
+	uint64_t later = t.qdata.slot_free[t.qdata.pos] + 1;
+	write_nostall(&t, 4, later);
+}
+
+/* Writes to different banks overlap; writes to one bank are tCWD+tWR apart. */
+static void test_bank_parallelism(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 64, 16, 8);
+	const uint64_t wt = t.cwd + t.wr;
+	assert_int_equal(wt, ps_of(sca()->t_cwd) + ps_of(sca()->t_wr));
+	/* banks 0 and 1 in parallel */
+	write_nostall(&t, 0, R);
+	write_nostall(&t, 1, R);
+	assert_int_equal(t.bank_free[0], R + wt);
+	assert_int_equal(t.bank_free[1], R + wt);
+	/* bank 2 twice: serialized */
+	write_nostall(&t, 2, R);
+	assert_int_equal(t.bank_free[2], R + wt);
+	write_nostall(&t, 2, R);
+	assert_int_equal(t.bank_free[2], R + 2 * wt);
+	/* each write holds its slot until it completes */
+	assert_int_equal(t.qdata.slot_free[2], R + wt);
+	assert_int_equal(t.qdata.slot_free[3], R + 2 * wt);
+	/* banks untouched stay idle */
+	for (unsigned b = 3; b < 8; b++)
+		assert_int_equal(t.bank_free[b], 0);
+}
+
+/* tWTR: a read after a write on the same bank waits tWTR after the write. */
+static void test_wtr(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 64, 16, 8);
+	const uint64_t wt = t.cwd + t.wr, rd = t.rcd + t.cl;
+	write_nostall(&t, 0, R);
+	/* bank 0: after the write completes, plus tWTR */
+	assert_int_equal(tm_read(&t, 0, R), R + wt + t.wtr + rd);
+	/* bank 1 (no write): at once */
+	assert_int_equal(tm_read(&t, 1, R), R + rd);
+	/* read after read on bank 0: no tWTR */
+	uint64_t free0 = t.bank_free[0];
+	assert_int_equal(tm_read(&t, 0, R), free0 + rd);
+
+	/* a read issued after the write's end but within tWTR is still delayed */
+	struct timing u;
+	model(&u, 64, 16, 8);
+	write_nostall(&u, 5, R);
+	uint64_t end = R + wt;
+	assert_true(u.wtr > 1);
+	assert_int_equal(tm_read(&u, 5, end + 1), end + u.wtr + rd);
+	/* and one issued after end + tWTR is not */
+	struct timing v;
+	model(&v, 64, 16, 8);
+	write_nostall(&v, 5, R);
+	assert_int_equal(tm_read(&v, 5, end + v.wtr + 7), end + v.wtr + 7 + rd);
+}
+
+/* tFAW: a fifth activation waits until tFAW after the first of the last four. */
+static void test_faw(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 64, 16, 8);
+	const uint64_t wt = t.cwd + t.wr;
+	for (unsigned b = 0; b < 4; b++) {
+		write_nostall(&t, b, R);
+		assert_int_equal(t.bank_free[b], R + wt);
+	}
+	/* the fifth, on an idle bank, is accepted at once but starts at R + tFAW */
+	write_nostall(&t, 4, R);
+	assert_int_equal(t.bank_free[4], R + t.faw + wt);
+	/* a read is an activation too */
+	assert_int_equal(tm_read(&t, 5, R), R + t.faw + t.rcd + t.cl);
+
+	/* control: four activations in a window do not wait, and a fifth at
+	 * the window's end does not either */
+	struct timing u;
+	model(&u, 64, 16, 8);
+	for (unsigned b = 0; b < 4; b++)
+		write_nostall(&u, b, R);
+	write_nostall(&u, 4, R + u.faw);
+	assert_int_equal(u.bank_free[4], R + u.faw + wt);
+	assert_int_equal(tm_read(&u, 5, R + u.faw), R + u.faw + u.rcd + u.cl);
+}
+
+/* The AES engine is pipelined: pads issued together finish aes_issue apart. */
+static void test_aes_pipeline(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 64, 16, 8);
+	uint64_t a = tm_aes(&t, R), b = tm_aes(&t, R), c = tm_aes(&t, R);
+	assert_int_equal(a, R + t.aes);
+	assert_int_equal(b - a, t.aes_issue);
+	assert_int_equal(c - b, t.aes_issue);
+	/* overlapped: the second finishes before a serial engine would */
+	assert_true(b < a + t.aes);
+	/* a pad after the engine is free again waits only its latency */
+	uint64_t late = R + 10 * t.aes;
+	assert_int_equal(tm_aes(&t, late), late + t.aes);
+	assert_int_equal(t.aes_free, late + t.aes_issue);
+}
+
+/* tm_makespan is the latest core clock; tm_reset zeroes the clocks. */
+static void test_makespan(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 64, 16, 8);
+	assert_int_equal(tm_makespan(&t), 0);
+	t.clock[3] = 500;
+	assert_int_equal(tm_makespan(&t), 500);
+	t.clock[EMU_MAX_CORES - 1] = 7000;
+	t.clock[0] = 6999;
+	assert_int_equal(tm_makespan(&t), 7000);
+	tm_reset(&t);
+	assert_int_equal(tm_makespan(&t), 0);
+	/* tm_reset keeps the parameters */
+	assert_int_equal(t.cwd, ps_of(sca()->t_cwd));
+	assert_int_equal(t.qdata.cap, 64);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_init_from_profile),
+		cmocka_unit_test(test_deterministic),
+		cmocka_unit_test(test_full_queue_stalls),
+		cmocka_unit_test(test_bank_parallelism),
+		cmocka_unit_test(test_wtr),
+		cmocka_unit_test(test_faw),
+		cmocka_unit_test(test_aes_pipeline),
+		cmocka_unit_test(test_makespan),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
