@@ -85,19 +85,14 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 	uint64_t accept = tm_write(&e->tm, &e->tm.qdata, data_bank(e, line), at,
 				   &stalled);
 	e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
-	count_data_write(e, line, (flags & WQ_COLOC) ? EMU_LINE + 8 : EMU_LINE);
+	count_data_write(e, line, e->design->ca == CA_COLOCATED ? EMU_LINE + 8 : EMU_LINE);
 	note_pending(e, core, accept);
 	struct wq_entry *w = wq_reserve(e, &e->qdata);
 	if (pad) {
 		/* the pad is used: its ciphertext is now in the (ADR) media */
 		if (__builtin_expect(e->audit_fd >= 0, 0))
 			audit_pads(e, &line, &ctr, 1);
-		uint64_t *dst = (uint64_t *)w->payload, p, k;
-		for (unsigned i = 0; i < EMU_LINE / 8; i++) {
-			memcpy(&p, plain + 8 * i, 8);
-			memcpy(&k, pad + 8 * i, 8);
-			dst[i] = p ^ k;
-		}
+		line_xor(w->payload, plain, pad);
 	} else {
 		memcpy(w->payload, plain, EMU_LINE);
 	}
@@ -136,10 +131,6 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 	uint64_t cl = e->layout->ctr_line_of(line), victim = 0;
 	int victim_dirty;
 	int dirty = e->design->ca != CA_COLOCATED && e->design->ca != CA_FULL;
-	if (e->design->cc == CC_BATTERY) {
-		/* the battery makes the cached counter durable as it changes */
-		e->ctr_home[line] = *ctr;
-	}
 	if (cc_access(&e->cc, cl, dirty, &victim, &victim_dirty) == CC_HIT) {
 		e->stat[ST_CC_HITS]++;
 	} else {
@@ -204,6 +195,14 @@ static void write_one(struct emu *e, unsigned core, uint64_t line,
 		/* an ordinary write: its counter stays cached */
 		__attribute__((fallthrough));
 	case CA_NONE:
+		if (e->design->cc == CC_BATTERY) {
+			/* the battery keeps the cached counter: it is durable from the
+			 * moment its data entry is, modeled by carrying it in the entry
+			 * (no extra media write is counted) */
+			enqueue_data(e, core, line, plain, pad, ctr, t_pad, ctr,
+				     WQ_COLOC | WQ_READY);
+			return;
+		}
 		enqueue_data(e, core, line, plain, pad, ctr, t_pad, 0, WQ_READY);
 		return;
 	}

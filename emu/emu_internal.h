@@ -8,6 +8,10 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "emu.h"
 
@@ -205,7 +209,7 @@ enum {
 	WQ_VALID = 1u,  /* entry written */
 	WQ_READY = 2u,  /* may drain (at a crash, only ready entries do) */
 	WQ_PAIRED = 4u, /* data half of a counter-atomic pair: ready iff partner is */
-	WQ_COLOC = 8u,  /* co-located counter in aux */
+	WQ_COLOC = 8u,  /* the entry's counter is in aux and goes home with it */
 };
 struct wq_entry {
 	uint64_t seq;
@@ -231,6 +235,36 @@ struct media {
 	int persist_on; /* 0: plain stores suffice (persist_none) */
 	void (*persist)(const struct media *m, const void *addr, size_t len);
 };
+
+/* line_xor -- dst = a XOR b, 64 bytes (SSE2 on x86-64). */
+static inline void line_xor(void *dst, const void *a, const void *b)
+{
+#ifdef __SSE2__
+	for (unsigned i = 0; i < 4; i++) {
+		__m128i x = _mm_loadu_si128((const __m128i *)a + i);
+		__m128i y = _mm_loadu_si128((const __m128i *)b + i);
+		_mm_storeu_si128((__m128i *)dst + i, _mm_xor_si128(x, y));
+	}
+#else
+	uint64_t x[8], y[8];
+	memcpy(x, a, 64);
+	memcpy(y, b, 64);
+	for (unsigned i = 0; i < 8; i++)
+		x[i] ^= y[i];
+	memcpy(dst, x, 64);
+#endif
+}
+
+/* line_stream -- copy 64 aligned bytes with non-temporal stores (no RFO). */
+static inline void line_stream(void *dst, const void *src)
+{
+#ifdef __SSE2__
+	for (unsigned i = 0; i < 4; i++)
+		_mm_stream_si128((__m128i *)dst + i, _mm_loadu_si128((const __m128i *)src + i));
+#else
+	memcpy(dst, src, 64);
+#endif
+}
 
 /* media_persist -- make a media write durable per the pool's durability mode. */
 static inline void media_persist(const struct media *m, const void *addr, size_t len)

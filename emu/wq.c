@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libpmem.h>
-
 #include "emu_internal.h"
 #include "wq.h"
 
@@ -38,9 +36,10 @@ void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr)
 {
 	if (!is_ctr) {
 		uint8_t *home = e->media.data + w->addr * EMU_LINE;
-		/* non-temporal: the home line is not read again while open */
-		pmem_memcpy(home, w->payload, EMU_LINE,
-			    PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
+		/* non-temporal: the home line is not read again while open.  The
+		 * process-crash model needs no fence (the CPU drains its write-
+		 * combining buffers at the kill); pmem_persist fences on pmem */
+		line_stream(home, w->payload);
 		media_persist(&e->media, home, EMU_LINE);
 		if (w->state & WQ_COLOC) {
 			uint64_t *c = &e->ctr_home[w->addr];

@@ -151,7 +151,8 @@ SPM_API int spm_close(spm_pool *pool);
  */
 SPM_API void *spm_root(spm_pool *pool, size_t size);
 
-/* spm_ptr -- the view address of offset off; NULL if off is 0 or outside the heap. */
+/* spm_ptr -- the view address of offset off; NULL if off is below 4096 (page 0
+ * is the controller's data header, so 0 is null) or not below spm_size(). */
 SPM_API void *spm_ptr(spm_pool *pool, spm_off_t off);
 
 /* spm_off -- the offset of view address ptr; 0 if ptr is not in the pool. */
@@ -209,8 +210,15 @@ SPM_API int spm_core_set(spm_pool *pool, unsigned core);
  *
  * spm_tx_begin   -- start a transaction on the calling thread.
  *                   SPM_E_TXSTATE if one is open, SPM_E_BUSY if all lanes are taken.
- * spm_tx_add     -- snapshot [addr, addr+len) (inside the heap) into the log.
- *                   Ranges added twice are logged once.  0 or error.
+ * spm_tx_add     -- snapshot the lines of [addr, addr+len) (inside the heap)
+ *                   into the log.  Ranges added twice are logged once.  0 or
+ *                   error.  Snapshots are whole 64-byte lines (a line written
+ *                   without its counter is lost whole after a crash in sca),
+ *                   and a line belongs to one open transaction at a time:
+ *                   another transaction's spm_tx_add of it fails with
+ *                   SPM_E_BUSY (abort, retry).  Objects from spm_tx_alloc are
+ *                   line-aligned, so this only concerns transactions that
+ *                   modify the same object concurrently.
  * spm_tx_alloc   -- a zeroed object of size bytes, owned by the transaction:
  *                   it becomes allocated at commit and vanishes at abort or a
  *                   crash before commit.  Its content is persisted at commit

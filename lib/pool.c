@@ -49,6 +49,7 @@ static spm_pool *pool_new(void)
 		return NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->root_lock, NULL);
+	pthread_mutex_init(&p->own_lock, NULL);
 	pthread_mutex_init(&p->bm_lock, NULL);
 	pthread_mutex_init(&p->busy_lock, NULL);
 	return p;
@@ -69,6 +70,7 @@ static void pool_free(spm_pool *p)
 		munmap(p->view, p->size);
 	pthread_mutex_destroy(&p->lock);
 	pthread_mutex_destroy(&p->root_lock);
+	pthread_mutex_destroy(&p->own_lock);
 	pthread_mutex_destroy(&p->bm_lock);
 	pthread_mutex_destroy(&p->busy_lock);
 	free(p);

@@ -77,6 +77,7 @@ struct spm_pool {
 	struct pool_hdr *hdr;
 	pthread_mutex_t lock;     /* lane assignment */
 	pthread_mutex_t root_lock; /* the first spm_root() */
+	pthread_mutex_t own_lock; /* lanes' logged ranges: which tx owns a line */
 	pthread_mutex_t bm_lock;  /* persistent bitmap updates at commit */
 	pthread_mutex_t busy_lock; /* the volatile busy bitmap */
 	uint64_t *busy;           /* used | reserved, one bit per unit */

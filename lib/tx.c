@@ -135,9 +135,12 @@ out:
 }
 
 /* lane_release -- forget the volatile state and free the lane. */
-static void lane_release(struct lane *l)
+static void lane_release(spm_pool *p, struct lane *l)
 {
-	l->logged.n = l->allocs.n = l->frees.n = 0;
+	pthread_mutex_lock(&p->own_lock);
+	l->logged.n = 0;
+	pthread_mutex_unlock(&p->own_lock);
+	l->allocs.n = l->frees.n = 0;
 	l->hdr_written = 0;
 	l->log_pos = 0;
 	__atomic_store_n(&l->owner, 0, __ATOMIC_RELEASE);
@@ -177,6 +180,35 @@ static int covered(const struct vec *v, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/*
+ * claim_lines -- the transaction of lane l now owns lines [off, off+len).
+ * Snapshots are whole lines, so two open transactions may not both own a
+ * line: rolling one back would undo the other's bytes of it.  The second
+ * gets SPM_E_BUSY (abort and retry, or lock the object).
+ */
+static int claim_lines(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
+{
+	int rc = 0;
+	pthread_mutex_lock(&p->own_lock);
+	for (unsigned j = 0; j < POOL_NLANES && !rc; j++) {
+		struct lane *o = &p->lanes[j];
+		if (o == l || !__atomic_load_n(&o->owner, __ATOMIC_ACQUIRE))
+			continue;
+		for (size_t i = 0; i < o->logged.n; i++)
+			if (o->logged.r[i].off < off + len &&
+			    off < o->logged.r[i].off + o->logged.r[i].len) {
+				rc = emu_err(SPM_E_BUSY, "spm_tx_add: line at offset %llu is "
+					     "snapshotted by another open transaction",
+					     (unsigned long long)o->logged.r[i].off);
+				break;
+			}
+	}
+	if (!rc)
+		rc = vec_push(&l->logged, off, len);
+	pthread_mutex_unlock(&p->own_lock);
+	return rc;
+}
+
 /* tx_snapshot -- prepare stage for one line range: log it and persist the log. */
 static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 {
@@ -195,7 +227,7 @@ static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 	e->pad = 0;
 	memcpy(e + 1, p->view + off, len);
 	e->crc = entry_crc(e, (uint8_t *)(e + 1));
-	int rc = vec_push(&l->logged, off, len);
+	int rc = claim_lines(p, l, off, len);
 	if (rc)
 		return rc;
 	pool_write_range(p, eoff, need);
@@ -289,7 +321,7 @@ SPM_API int spm_tx_free(spm_pool *pool, spm_off_t off)
 static void tx_end(spm_pool *p, struct lane *l, enum emu_rt_stat what)
 {
 	emu_stat_rt_add(p->emu, what, 1);
-	lane_release(l);
+	lane_release(p, l);
 }
 
 /* tx_abort_lane -- roll back lane l of this process. */
@@ -337,6 +369,10 @@ SPM_API int spm_tx_commit(spm_pool *pool)
 		}
 		emu_crash_point("tx.committed");
 	}
+	/* durable: nothing can roll back now, the lines are free to others */
+	pthread_mutex_lock(&pool->own_lock);
+	l->logged.n = 0;
+	pthread_mutex_unlock(&pool->own_lock);
 	if (bitmap) {
 		alloc_after_commit(pool, l);
 		pthread_mutex_unlock(&pool->bm_lock);
