@@ -75,6 +75,31 @@ static void count_data_write(struct emu *e, uint64_t line, unsigned bytes)
 	e->stat[ST_MEDIA_BYTES] += bytes;
 }
 
+/*
+ * write_direct -- a ready data entry that would be drained before the call
+ * that made it returns (a range at least as long as the queue, the queue
+ * drained first) is written straight home: the durable state after every
+ * line is the same as through the queue, without the copy through the slot.
+ */
+static void write_direct(struct emu *e, uint64_t line, const uint8_t *plain,
+			 const uint8_t *pad, uint64_t ctr, uint64_t aux, uint64_t flags)
+{
+	uint8_t *home = e->media.data + line * EMU_LINE;
+	if (pad) {
+		if (__builtin_expect(e->audit_fd >= 0, 0))
+			audit_pads(e, &line, &ctr, 1);
+		line_xor_stream(home, plain, pad);
+	} else {
+		line_stream(home, plain);
+	}
+	media_persist(&e->media, home, EMU_LINE);
+	if ((flags & WQ_COLOC) && aux > e->ctr_home[line]) {
+		e->ctr_home[line] = aux;
+		media_persist(&e->media, &e->ctr_home[line], sizeof(uint64_t));
+	}
+	emu_crash_point("wpq.data_direct");
+}
+
 /* enqueue_data -- a data line write: plaintext XOR pad straight into the slot. */
 static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line,
 				     const uint8_t *plain, const uint8_t *pad,
@@ -87,6 +112,10 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 	e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
 	count_data_write(e, line, e->design->ca == CA_COLOCATED ? EMU_LINE + 8 : EMU_LINE);
 	note_pending(e, core, accept);
+	if (e->direct && !(flags & WQ_PAIRED)) {
+		write_direct(e, line, plain, pad, ctr, aux, flags);
+		return NULL;
+	}
 	struct wq_entry *w = wq_reserve(e, &e->qdata);
 	if (pad) {
 		/* the pad is used: its ciphertext is now in the (ADR) media */
@@ -221,6 +250,10 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 	if (core >= EMU_MAX_CORES)
 		core = 0;
 	pthread_mutex_lock(&e->lock);
+	/* lines of a range longer than the queue would drain within this call */
+	uint64_t direct_left = n > e->qdata.depth ? n - e->qdata.depth : 0;
+	if (direct_left)
+		wq_drain_all(e, &e->qdata);
 	while (n) {
 		unsigned k = n > BATCH ? BATCH : (unsigned)n;
 		for (unsigned i = 0; i < k; i++) {
@@ -240,10 +273,14 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 			crypto_line_pads(e->crypto, lines, ctrs, k, pads);
 			e->stat[ST_AES_PADS] += k;
 		}
-		for (unsigned i = 0; i < k; i++)
+		for (unsigned i = 0; i < k; i++) {
+			e->direct = direct_left > 0;
+			direct_left -= e->direct;
 			write_one(e, core, lines[i], base + lines[i] * EMU_LINE,
 				  enc ? pads + i * EMU_LINE : NULL, ctrs[i], t_ctr[i],
 				  t_pad[i]);
+		}
+		e->direct = 0;
 		first += k;
 		n -= k;
 	}

@@ -266,6 +266,20 @@ static inline void line_stream(void *dst, const void *src)
 #endif
 }
 
+/* line_xor_stream -- dst = a XOR b with non-temporal stores (dst aligned). */
+static inline void line_xor_stream(void *dst, const void *a, const void *b)
+{
+#ifdef __SSE2__
+	for (unsigned i = 0; i < 4; i++) {
+		__m128i x = _mm_loadu_si128((const __m128i *)a + i);
+		__m128i y = _mm_loadu_si128((const __m128i *)b + i);
+		_mm_stream_si128((__m128i *)dst + i, _mm_xor_si128(x, y));
+	}
+#else
+	line_xor(dst, a, b);
+#endif
+}
+
 /* media_persist -- make a media write durable per the pool's durability mode. */
 static inline void media_persist(const struct media *m, const void *addr, size_t len)
 {
@@ -327,6 +341,7 @@ struct emu {
 	uint64_t stop_loss;
 	int audit_fd;       /* SPM_AUDIT: every encryption pad, or -1 */
 	struct dropped { uint64_t line, ctr; } *dropped; /* unready pairs dropped */
+	int direct; /* the current line of a long range bypasses the queue */
 	size_t ndropped;
 };
 
