@@ -254,6 +254,9 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  *   ctrl.writes                      line write-backs received
  *   recovery.drained / .dropped      ADR entries drained / dropped at recovery
  *   recovery.rolled_back             transactions rolled back at open
+ *   recovery.reencrypted             lines re-encrypted past possibly lost counters
+ *   ctr_cache.stop_loss_writebacks   counter lines written back after stop_loss increments
+ *   evict.lines                      lines written back early by SPM_EVICT
  */
 SPM_API int spm_stat(spm_pool *pool, const char *name, uint64_t *value);
 

@@ -50,8 +50,10 @@ static uint64_t lines_of(spm_pool *p, uint64_t off, uint64_t len, uint64_t *firs
 void pool_write_range(spm_pool *p, uint64_t off, uint64_t len)
 {
 	uint64_t first, n = lines_of(p, off, len, &first);
-	if (n)
+	if (n) {
 		emu_write_lines(p->emu, pool_core(p), first, n, p->view);
+		evict_clean(p, first, n);
+	}
 }
 
 /* pool_ccwb_range -- counter_cache_writeback of a pool range. */
@@ -74,14 +76,18 @@ static uint64_t view_off(spm_pool *p, const void *addr)
 SPM_API void spm_flush(spm_pool *pool, const void *addr, size_t len)
 {
 	uint64_t off = view_off(pool, addr);
-	if (off != UINT64_MAX)
-		pool_write_range(pool, off, len);
+	if (off == UINT64_MAX)
+		return;
+	evict_maybe(pool);
+	pool_write_range(pool, off, len);
 }
 
 SPM_API void spm_drain(spm_pool *pool)
 {
-	if (pool)
-		emu_fence(pool->emu, pool_core(pool));
+	if (!pool)
+		return;
+	evict_maybe(pool);
+	emu_fence(pool->emu, pool_core(pool));
 }
 
 SPM_API void spm_persist(spm_pool *pool, const void *addr, size_t len)

@@ -50,6 +50,7 @@ static spm_pool *pool_new(void)
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->root_lock, NULL);
 	pthread_mutex_init(&p->own_lock, NULL);
+	pthread_mutex_init(&p->evict_lock, NULL);
 	pthread_mutex_init(&p->bm_lock, NULL);
 	pthread_mutex_init(&p->busy_lock, NULL);
 	return p;
@@ -71,6 +72,7 @@ static void pool_free(spm_pool *p)
 	pthread_mutex_destroy(&p->lock);
 	pthread_mutex_destroy(&p->root_lock);
 	pthread_mutex_destroy(&p->own_lock);
+	pthread_mutex_destroy(&p->evict_lock);
 	pthread_mutex_destroy(&p->bm_lock);
 	pthread_mutex_destroy(&p->busy_lock);
 	free(p);
@@ -133,6 +135,8 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 	spm_pool *p = pool_new();
 	if (!p)
 		return emu_err(-ENOMEM, "out of memory");
+	if ((rc = evict_init(p)))
+		goto fail;
 	if ((rc = emu_create(&p->emu, path, size, &cfg)))
 		goto fail;
 	p->size = emu_size(p->emu);
@@ -172,6 +176,8 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
 	spm_pool *p = pool_new();
 	if (!p)
 		return emu_err(-ENOMEM, "out of memory");
+	if ((rc = evict_init(p)))
+		goto fail;
 	if ((rc = emu_open(&p->emu, path, &cfg)))
 		goto fail;
 	p->size = emu_size(p->emu);

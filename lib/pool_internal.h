@@ -83,7 +83,35 @@ struct spm_pool {
 	uint64_t *busy;           /* used | reserved, one bit per unit */
 	uint64_t cursor;          /* next-fit position */
 	struct lane lanes[POOL_NLANES];
+	/* eviction injector (evict.c) */
+	int evict_on;
+	pthread_mutex_t evict_lock;
+	uint64_t evict_rng;
+	uint64_t evict_ring[64];
+	unsigned evict_pos, evict_n;
 };
+#define EVICT_RING 64u
+
+/* evict.c */
+int evict_init(spm_pool *p);
+void evict_note_slow(spm_pool *p, uint64_t off, uint64_t len);
+void evict_maybe_slow(spm_pool *p);
+void evict_clean_slow(spm_pool *p, uint64_t first, uint64_t n);
+static inline void evict_clean(spm_pool *p, uint64_t first, uint64_t n)
+{
+	if (__builtin_expect(p->evict_on, 0))
+		evict_clean_slow(p, first, n);
+}
+static inline void evict_note(spm_pool *p, uint64_t off, uint64_t len)
+{
+	if (__builtin_expect(p->evict_on, 0))
+		evict_note_slow(p, off, len);
+}
+static inline void evict_maybe(spm_pool *p)
+{
+	if (__builtin_expect(p->evict_on, 0))
+		evict_maybe_slow(p);
+}
 
 /* config.c */
 int config_parse(struct emu_config *cfg, const char *options);

@@ -253,9 +253,13 @@ static int tx_add_off(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 		return 0;
 	uint64_t first = off / SPM_LINE * SPM_LINE;
 	uint64_t end = round_up(off + len, SPM_LINE);
+	evict_maybe(p);
 	if (covered(&l->logged, first, end - first) || covered(&l->allocs, off, len))
 		return 0;
-	return tx_snapshot(p, l, first, end - first);
+	int rc = tx_snapshot(p, l, first, end - first);
+	if (!rc)
+		evict_note(p, first, end - first); /* the program modifies it next */
+	return rc;
 }
 
 SPM_API int spm_tx_add(spm_pool *pool, const void *addr, size_t len)
@@ -292,6 +296,8 @@ SPM_API spm_off_t spm_tx_alloc(spm_pool *pool, size_t size)
 		return 0;
 	}
 	memset(pool->view + off, 0, units * UNIT);
+	evict_maybe(pool);
+	evict_note(pool, off, units * UNIT);
 	return off;
 }
 
