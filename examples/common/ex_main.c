@@ -1,0 +1,502 @@
+/*
+ * ex_main.c -- the command line every spm-<name> example shares: create,
+ * run (a deterministic random workload, timed, with the pool's statistics)
+ * and check (recover, verify the structure's invariants, replay the run log
+ * into a model and compare).  See ex_main.h for the operation numbering.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ex_main.h"
+
+#define EX_VERSION 1u
+
+/* The statistics a run prints, in spm.h's order. */
+static const char *const stat_names[] = {
+	"tx.committed", "tx.aborted", "time.modeled_ns", "media.writes",
+	"media.writes.data", "media.writes.counter", "media.writes.log",
+	"media.writes.meta", "media.reads", "ctr_cache.hits", "ctr_cache.misses",
+	"ctr_cache.evictions", "ctr_cache.writebacks", "aes.pads", "wpq.stalls",
+	"wpq.coalesced", "ctrl.ca_writes", "ctrl.writes", "recovery.drained",
+	"recovery.dropped", "recovery.rolled_back",
+};
+
+/* ---- values, randomness, small helpers --------------------------------- */
+
+void ex_fill(void *dst, size_t len, uint64_t ver, uint64_t key)
+{
+	uint8_t *d = dst;
+	uint64_t s = ex_mix64(ver ^ ex_mix64(key));
+	memcpy(d, &ver, sizeof(ver));
+	size_t i = sizeof(ver);
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w = ex_mix64(s += 0x9e3779b97f4a7c15ull);
+		memcpy(d + i, &w, 8);
+	}
+	if (i < len) {
+		uint64_t w = ex_mix64(s += 0x9e3779b97f4a7c15ull);
+		memcpy(d + i, &w, len - i);
+	}
+}
+
+uint64_t ex_value_ver(const void *src)
+{
+	uint64_t ver;
+	memcpy(&ver, src, sizeof(ver));
+	return ver;
+}
+
+int ex_value_ok(const void *src, size_t len, uint64_t key, uint64_t *ver)
+{
+	const uint8_t *p = src;
+	if (len < EX_VALUE_MIN || len > EX_VALUE_MAX)
+		return 0;
+	*ver = ex_value_ver(src);
+	uint64_t s = ex_mix64(*ver ^ ex_mix64(key));
+	size_t i = sizeof(uint64_t);
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w = ex_mix64(s += 0x9e3779b97f4a7c15ull);
+		if (memcmp(p + i, &w, 8) != 0)
+			return 0;
+	}
+	if (i < len) {
+		uint64_t w = ex_mix64(s += 0x9e3779b97f4a7c15ull);
+		if (memcmp(p + i, &w, len - i) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+const struct ex_run *ex_run_of(struct ex_ctx *c, uint64_t j)
+{
+	static const struct ex_run none;
+	if (c->nruns == 0)
+		return &none;
+	/* usually the current record; otherwise the last one starting at or
+	 * before j (records are in first_op order) */
+	const struct ex_run *r = &c->runs[c->cur];
+	if (j >= r->first_op && (c->cur + 1 == c->nruns || j < r[1].first_op))
+		return r;
+	for (uint64_t i = c->nruns; i-- > 0;)
+		if (c->runs[i].first_op <= j)
+			return &c->runs[i];
+	return &c->runs[0];
+}
+
+uint64_t ex_rand(struct ex_ctx *c, uint64_t j, uint64_t stream)
+{
+	uint64_t seed = ex_run_of(c, j)->seed;
+	return ex_mix64(ex_mix64(seed ^ (stream << 48)) ^ j);
+}
+
+int ex_tx_count(struct ex_ctx *c, uint64_t j)
+{
+	int rc = spm_tx_add(c->pool, &c->head->ops, sizeof(c->head->ops));
+	if (rc == 0)
+		c->head->ops = j + 1;
+	return rc;
+}
+
+int ex_fail(struct ex_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->why, sizeof(c->why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- command line ------------------------------------------------------- */
+
+static const char *prog = "spm-example";
+
+static int usage(const struct ex_ds *ds)
+{
+	fprintf(stderr,
+		"usage: %s create POOL [OPTIONS] [--size BYTES]\n"
+		"       %s run POOL N [--seed S] [--value-size B] [--progress K]%s%s\n"
+		"       %s check POOL\n"
+		"OPTIONS is spm's \"key=value;...\" (e.g. \"design=sca\"); --size is the pool\n"
+		"size (default %u MiB, suffixes k, m, g); --value-size is %u..%u bytes\n"
+		"(default %u).\n",
+		prog, prog, ds->has_mix ? " [--mix mixed|insert]" : "",
+		ds->has_elements ? " [--elements E]" : "", prog,
+		EX_POOL_DEFAULT >> 20, EX_VALUE_MIN, EX_VALUE_MAX, EX_VALUE_DEFAULT);
+	return 2;
+}
+
+/* parse_num -- a whole number with an optional binary suffix; -1 if bad. */
+static int parse_num(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno)
+		return -1;
+	unsigned shift = 0;
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20;
+	else if (*end == 'g' || *end == 'G')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* spm_fail -- report an spm error; exit code `code`. */
+static int spm_fail(const char *what, int rc, int code)
+{
+	const char *msg = spm_errormsg();
+	fprintf(stderr, "%s: %s: %s%s%s\n", prog, what, *msg ? msg : spm_strerror(rc),
+		*msg ? " -- " : "", *msg ? spm_strerror(rc) : "");
+	return code;
+}
+
+/* open_pool -- open (recovering) and find the root; 0, or an exit code. */
+static int open_pool(struct ex_ctx *c, const struct ex_ds *ds, const char *path)
+{
+	int rc = spm_open(&c->pool, path, NULL);
+	if (rc)
+		return spm_fail("open", rc, 2);
+	c->head = spm_root(c->pool, ds->root_size);
+	if (!c->head) {
+		spm_fail("root", SPM_E_INVAL, 2);
+		spm_close(c->pool);
+		return 2;
+	}
+	if (memcmp(c->head->magic, ds->magic, 8) != 0 || c->head->version != EX_VERSION) {
+		fprintf(stderr, "%s: %s is not a %s pool (made by another spm-<name>?)\n",
+			prog, path, ds->name);
+		spm_close(c->pool);
+		return 2;
+	}
+	c->ds = ds;
+	return 0;
+}
+
+/* close_pool -- close; exit code 1 if that fails, else `code`. */
+static int close_pool(struct ex_ctx *c, int code)
+{
+	int rc = spm_close(c->pool);
+	c->pool = NULL;
+	if (rc)
+		return spm_fail("close", rc, 1);
+	return code;
+}
+
+/* ops_done -- k, from the root or from the structure. */
+static int ops_done(struct ex_ctx *c, uint64_t *k)
+{
+	if (c->ds->ops_done)
+		return c->ds->ops_done(c, k);
+	*k = c->head->ops;
+	return 0;
+}
+
+/* load_log -- the run log, checked enough to be followed. */
+static int load_log(struct ex_ctx *c)
+{
+	struct ex_head *h = c->head;
+	c->nruns = h->nruns;
+	c->runs = NULL;
+	c->cur = 0;
+	if (h->nruns > h->runs_cap)
+		return ex_fail(c, "run log: %" PRIu64 " records, capacity %" PRIu64,
+			       h->nruns, h->runs_cap);
+	if (h->runs_cap == 0)
+		return h->runs == 0 ? 0 : ex_fail(c, "run log: no capacity but an array");
+	if (h->runs_cap > (1u << 30) ||
+	    !(c->runs = ex_obj(c->pool, h->runs, h->runs_cap * sizeof(struct ex_run))))
+		return ex_fail(c, "run log: bad array %" PRIu64 " x %" PRIu64, h->runs,
+			       h->runs_cap);
+	return 0;
+}
+
+/* ---- create ------------------------------------------------------------- */
+
+static int cmd_create(const struct ex_ds *ds, int argc, char **argv)
+{
+	const char *path = NULL, *options = NULL;
+	uint64_t size = EX_POOL_DEFAULT;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
+			if (parse_num(argv[++i], &size))
+				return usage(ds);
+		} else if (argv[i][0] == '-' && argv[i][1] == '-') {
+			return usage(ds);
+		} else if (!path) {
+			path = argv[i];
+		} else if (!options) {
+			options = argv[i];
+		} else {
+			return usage(ds);
+		}
+	}
+	if (!path)
+		return usage(ds);
+	struct ex_ctx c = {.ds = ds};
+	int rc = spm_create(&c.pool, path, size, options);
+	if (rc)
+		return spm_fail("create", rc, 2);
+	c.head = spm_root(c.pool, ds->root_size);
+	if (!c.head) {
+		spm_fail("root", SPM_E_INVAL, 1);
+		return close_pool(&c, 1);
+	}
+	/* one transaction: the magic, and the structure's empty state */
+	if ((rc = spm_tx_begin(c.pool)) ||
+	    (rc = spm_tx_add(c.pool, c.head, SPM_LINE)))
+		goto fail;
+	memcpy(c.head->magic, ds->magic, 8);
+	c.head->version = EX_VERSION;
+	if ((ds->init && (rc = ds->init(&c))) || (rc = spm_tx_commit(c.pool)))
+		goto fail;
+	printf("created %s: %s, %zu bytes, design %s\n", path, ds->name, spm_size(c.pool),
+	       spm_design(c.pool));
+	return close_pool(&c, 0);
+fail:
+	spm_tx_abort(c.pool);
+	spm_fail("create", rc, 1);
+	return close_pool(&c, 1);
+}
+
+/* ---- run ---------------------------------------------------------------- */
+
+/* append_run -- the run's record, durable before its first op (with the
+ * structure's start hook in the same transaction). */
+static int append_run(struct ex_ctx *c, const struct ex_run *r)
+{
+	spm_pool *pool = c->pool;
+	struct ex_head *h = c->head;
+	int rc = spm_tx_begin(pool);
+	if (rc)
+		return rc;
+	if ((rc = spm_tx_add(pool, &h->nruns, 3 * sizeof(uint64_t))))
+		goto fail;
+	if (h->nruns == h->runs_cap) {
+		/* grow the log: a new array, the old one freed, in this tx */
+		uint64_t cap = h->runs_cap ? 2 * h->runs_cap : 16;
+		spm_off_t off = spm_tx_alloc(pool, cap * sizeof(struct ex_run));
+		if (!off) {
+			rc = SPM_E_NOSPACE;
+			goto fail;
+		}
+		if (h->runs_cap) {
+			memcpy(spm_ptr(pool, off), spm_ptr(pool, h->runs),
+			       h->nruns * sizeof(struct ex_run));
+			if ((rc = spm_tx_free(pool, h->runs)))
+				goto fail;
+		}
+		h->runs = off;
+		h->runs_cap = cap;
+	}
+	struct ex_run *slot = (struct ex_run *)spm_ptr(pool, h->runs) + h->nruns;
+	if ((rc = spm_tx_add(pool, slot, sizeof(*slot))))
+		goto fail;
+	*slot = *r;
+	h->nruns++;
+	c->runs = spm_ptr(pool, h->runs);
+	c->nruns = h->nruns;
+	c->cur = h->nruns - 1;
+	if (c->ds->start && (rc = c->ds->start(c, slot)))
+		goto fail;
+	return spm_tx_commit(pool);
+fail:
+	spm_tx_abort(pool);
+	return rc;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
+{
+	const char *path = NULL, *nstr = NULL;
+	uint64_t n = 0, seed = 1, vs = EX_VALUE_DEFAULT, progress = 0, mix = EX_MIX_MIXED;
+	uint64_t elements = 1024;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int bad = 0;
+		if (strcmp(a, "--seed") == 0)
+			bad = parse_num(v, &seed), i++;
+		else if (strcmp(a, "--value-size") == 0)
+			bad = parse_num(v, &vs) || vs < EX_VALUE_MIN || vs > EX_VALUE_MAX, i++;
+		else if (strcmp(a, "--progress") == 0)
+			bad = parse_num(v, &progress), i++;
+		else if (strcmp(a, "--elements") == 0 && ds->has_elements)
+			bad = parse_num(v, &elements) || elements < 2 || elements > (1u << 24),
+			i++;
+		else if (strcmp(a, "--mix") == 0 && ds->has_mix && v) {
+			if (strcmp(v, "mixed") == 0)
+				mix = EX_MIX_MIXED;
+			else if (strcmp(v, "insert") == 0)
+				mix = EX_MIX_INSERT;
+			else
+				bad = 1;
+			i++;
+		} else if (a[0] == '-' && a[1] == '-')
+			bad = 1;
+		else if (!path)
+			path = a;
+		else if (!nstr)
+			nstr = a;
+		else
+			bad = 1;
+		if (bad)
+			return usage(ds);
+	}
+	if (!path || !nstr || parse_num(nstr, &n))
+		return usage(ds);
+
+	struct ex_ctx c = {0};
+	int code = open_pool(&c, ds, path);
+	if (code)
+		return code;
+	uint64_t first;
+	if (load_log(&c) || ops_done(&c, &first)) {
+		fprintf(stderr, "%s: %s is damaged (%s); see '%s check'\n", prog, path,
+			c.why, prog);
+		return close_pool(&c, 1);
+	}
+	c.buf = malloc(EX_VALUE_MAX);
+	struct ex_run r = {.seed = seed, .first_op = first, .n_ops = n,
+			   .value_size = vs, .mix = mix, .param = elements};
+	int rc = c.buf ? append_run(&c, &r) : -ENOMEM;
+	if (rc) {
+		free(c.buf);
+		spm_fail("starting the run", rc, 1);
+		return close_pool(&c, 1);
+	}
+
+	spm_stat_reset(c.pool);
+	double t0 = now();
+	uint64_t end = first + n;
+	for (uint64_t j = first; j < end; j++) {
+		if ((rc = ds->op(&c, j))) {
+			free(c.buf);
+			char what[64];
+			snprintf(what, sizeof(what), "op %" PRIu64, j);
+			spm_fail(what, rc, 1);
+			return close_pool(&c, 1);
+		}
+		if (progress && (j + 1 - first) % progress == 0) {
+			printf("progress ops=%" PRIu64 "\n", j + 1);
+			fflush(stdout);
+		}
+	}
+	/* trailing lookups change nothing, but are done: count them */
+	uint64_t k = end;
+	if (!ds->ops_done && c.head->ops != end) {
+		if ((rc = spm_tx_begin(c.pool)) == 0 && (rc = ex_tx_count(&c, end - 1)) == 0)
+			rc = spm_tx_commit(c.pool);
+		if (rc) {
+			spm_tx_abort(c.pool);
+			free(c.buf);
+			spm_fail("counting the run", rc, 1);
+			return close_pool(&c, 1);
+		}
+	}
+	double secs = now() - t0;
+	free(c.buf);
+
+	const struct ex_run *rec = &c.runs[c.cur];
+	printf("%s: %" PRIu64 " ops in %.3f s: %.0f ops/s (design %s, value %" PRIu64
+	       " B, seed %" PRIu64 ", ops %" PRIu64 "..%" PRIu64 ")\n",
+	       ds->name, n, secs, secs > 0 ? (double)n / secs : 0.0, spm_design(c.pool),
+	       rec->value_size, seed, first, k);
+	uint64_t v;
+	if (n && spm_stat(c.pool, "time.modeled_ns", &v) == 0)
+		printf("modeled: %.1f ns/op\n", (double)v / (double)n);
+	for (size_t i = 0; i < sizeof(stat_names) / sizeof(stat_names[0]); i++)
+		if (spm_stat(c.pool, stat_names[i], &v) == 0)
+			printf("  %-22s %" PRIu64 "\n", stat_names[i], v);
+	return close_pool(&c, 0);
+}
+
+/* ---- check -------------------------------------------------------------- */
+
+/* replay -- ops [0, k) of the run log into the model. */
+static int replay(struct ex_ctx *c, void *model, uint64_t k)
+{
+	if (c->nruns == 0)
+		return k == 0 ? 0 : ex_fail(c, "op count: %" PRIu64 " ops but no run", k);
+	for (uint64_t i = 0; i < c->nruns; i++) {
+		const struct ex_run *r = &c->runs[i];
+		uint64_t to = i + 1 < c->nruns ? c->runs[i + 1].first_op : k;
+		if ((i == 0 && r->first_op != 0) || to < r->first_op ||
+		    to - r->first_op > r->n_ops)
+			return ex_fail(c, "run log: record %" PRIu64 " (first op %" PRIu64
+				       ", %" PRIu64 " ops) does not fit the next (op %" PRIu64
+				       ")", i, r->first_op, r->n_ops, to);
+		if (r->value_size < EX_VALUE_MIN || r->value_size > EX_VALUE_MAX)
+			return ex_fail(c, "run log: record %" PRIu64 " has value size %" PRIu64,
+				       i, r->value_size);
+		c->cur = i;
+		for (uint64_t j = r->first_op; j < to; j++)
+			if (c->ds->model_op(c, model, j))
+				return -1;
+	}
+	return 0;
+}
+
+static int cmd_check(const struct ex_ds *ds, int argc, char **argv)
+{
+	if (argc != 1)
+		return usage(ds);
+	struct ex_ctx c = {0};
+	int code = open_pool(&c, ds, argv[0]);
+	if (code)
+		return code;
+	uint64_t k = 0, items = 0;
+	void *model = NULL;
+	/* first the structure alone (its invariants, every value intact), then
+	 * the run log, the replay, and the structure against the replay */
+	int bad = ds->verify(&c, NULL, &items) || load_log(&c) || ops_done(&c, &k);
+	if (!bad) {
+		model = ds->model_new(&c);
+		if (!model) {
+			fprintf(stderr, "%s: out of memory for the model\n", prog);
+			return close_pool(&c, 2);
+		}
+		bad = replay(&c, model, k) || ds->verify(&c, model, &items);
+		ds->model_free(model);
+	}
+	if (bad) {
+		printf("broken %s\n", c.why);
+		return close_pool(&c, 1);
+	}
+	printf("ok ops=%" PRIu64 " items=%" PRIu64 "\n", k, items);
+	return close_pool(&c, 0);
+}
+
+int ex_main(const struct ex_ds *ds, int argc, char **argv)
+{
+	static char name[64];
+	snprintf(name, sizeof(name), "spm-%s", ds->name);
+	prog = name;
+	if (argc < 3)
+		return usage(ds);
+	if (strcmp(argv[1], "create") == 0)
+		return cmd_create(ds, argc - 2, argv + 2);
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(ds, argc - 2, argv + 2);
+	if (strcmp(argv[1], "check") == 0)
+		return cmd_check(ds, argc - 2, argv + 2);
+	return usage(ds);
+}

@@ -1,0 +1,164 @@
+/*
+ * ex_main.h -- what every spm-<name> example shares: the command line
+ * (create / run / check), the run log kept in the pool, the deterministic
+ * operation sequence, payloads, and the replay that check compares against.
+ *
+ * An example is a persistent data structure (a small library, <name>.h and
+ * <name>.c, on the public API only) plus a table of callbacks (struct ex_ds)
+ * that main() hands to ex_main():
+ *
+ *   spm-<name> create POOL [OPTIONS] [--size BYTES]
+ *   spm-<name> run POOL N [--seed S] [--value-size B] [--progress K] ...
+ *   spm-<name> check POOL
+ *
+ * The operations are numbered globally across runs: op j is the j-th
+ * operation ever applied to the pool.  Every run appends a record {seed,
+ * first_op, n_ops, value_size, ...} to the run log in the root (durably,
+ * before its first operation), and op j draws its randomness from (the seed
+ * of the run that executed it, j) only.  Each operation makes the count of
+ * operations done, k, durable together with its own effect (in the same
+ * transaction, or for the list derived from the list itself), so after any
+ * crash the pool holds exactly the effect of ops 0..k-1, and check can
+ * rebuild that effect in plain memory (the model) and compare.
+ *
+ * Record i executed ops [first_op(i), first_op(i+1)) -- a run that crashed
+ * did fewer than it asked for, and the next run continues at k -- and the
+ * last record executed [first_op, k).
+ */
+#ifndef EX_MAIN_H
+#define EX_MAIN_H 1
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <spm.h>
+
+#include "ex_util.h"
+
+#define EX_VALUE_MIN 8u       /* a value starts with the 8-byte op index */
+#define EX_VALUE_MAX 16384u   /* keeps one operation inside one transaction log */
+#define EX_VALUE_DEFAULT 64u
+#define EX_POOL_DEFAULT (64u << 20)
+
+/* Workload mixes for the map structures (btree, hashmap, rbtree). */
+enum ex_mix {
+	EX_MIX_MIXED = 0,  /* 60% insert, 15% update, 15% delete, 10% lookup */
+	EX_MIX_INSERT = 1, /* inserts only: the papers' B-tree / hash / RB-tree runs */
+};
+
+/* A run record: one line of the run log. */
+struct ex_run {
+	uint64_t seed;
+	uint64_t first_op;   /* global index of the run's first operation */
+	uint64_t n_ops;      /* operations asked for */
+	uint64_t value_size; /* payload bytes per operation */
+	uint64_t mix;        /* enum ex_mix */
+	uint64_t param;      /* structure specific (array: elements) */
+	uint64_t reserved[2];
+};
+_Static_assert(sizeof(struct ex_run) == SPM_LINE, "a run record is one line");
+
+/*
+ * The head of every example's root object: three lines.  Line 0 is written
+ * at create only (so a crash can never damage the magic), line 1 when a run
+ * starts, line 2 by every operation: put the structure's most written root
+ * fields right after ops, in that same line, so that one snapshot covers
+ * both.
+ */
+struct ex_head {
+	char magic[8];
+	uint64_t version;
+	uint64_t reserved0[6];
+	/* line 1: the run log */
+	uint64_t nruns;
+	uint64_t runs_cap;
+	spm_off_t runs; /* struct ex_run[runs_cap] */
+	uint64_t reserved1[5];
+	/* line 2: k, the number of operations done (see ex_tx_count) */
+	uint64_t ops;
+};
+#define EX_HOT_LINE offsetof(struct ex_head, ops)
+_Static_assert(offsetof(struct ex_head, ops) == 2 * SPM_LINE, "ops starts line 2");
+
+/* The state of one command. */
+struct ex_ctx {
+	spm_pool *pool;
+	struct ex_head *head; /* the root */
+	const struct ex_ds *ds;
+	const struct ex_run *runs; /* the run log (in the pool) */
+	uint64_t nruns;
+	uint64_t cur;           /* index of the record of the op being done / replayed */
+	uint8_t *buf;           /* scratch of EX_VALUE_MAX bytes (lookups read into it) */
+	char why[512];          /* check: the broken invariant */
+};
+
+/* The callbacks of one structure. */
+struct ex_ds {
+	const char *name;       /* "btree": the command is spm-btree */
+	const char *magic;      /* 8 bytes, identifies the pool's structure */
+	size_t root_size;       /* the root object, struct ex_head first */
+	unsigned has_mix;       /* --mix accepted */
+	unsigned has_elements;  /* --elements accepted (array) */
+	/* create: initialise the structure, inside the creating transaction */
+	int (*init)(struct ex_ctx *c);
+	/* run start, inside the transaction that appends record r (may be NULL) */
+	int (*start)(struct ex_ctx *c, const struct ex_run *r);
+	/* do op j.  If it changes the structure, its effect and k = j + 1
+	 * become durable together (one transaction), or neither does; an op
+	 * that changes nothing (a lookup, a miss) needs no transaction and
+	 * is counted by the next change or at the end of the run */
+	int (*op)(struct ex_ctx *c, uint64_t j);
+	/* k when it is derived from the structure (list); NULL: head->ops */
+	int (*ops_done)(struct ex_ctx *c, uint64_t *k);
+	/* check: a model of the empty structure, op j applied to it, compare */
+	void *(*model_new)(struct ex_ctx *c);
+	int (*model_op)(struct ex_ctx *c, void *model, uint64_t j);
+	/* model NULL: 0 if the structure's invariants hold and every value
+	 * is intact; else 0 if the pool's structure equals the model (*items
+	 * = its size); otherwise -1 with the broken invariant in c->why */
+	int (*verify)(struct ex_ctx *c, void *model, uint64_t *items);
+	void (*model_free)(void *model);
+};
+
+/* ex_main -- the whole command line of spm-<ds->name>. */
+int ex_main(const struct ex_ds *ds, int argc, char **argv);
+
+/* ex_root -- the structure's root: the root object cast (struct ex_head first). */
+static inline void *ex_root(struct ex_ctx *c)
+{
+	return c->head;
+}
+
+/* ex_run_of -- the record of the run that executed op j. */
+const struct ex_run *ex_run_of(struct ex_ctx *c, uint64_t j);
+
+/* ex_rand -- the random word number `stream` of op j (a function of the
+ * seed of op j's run, j and stream only). */
+uint64_t ex_rand(struct ex_ctx *c, uint64_t j, uint64_t stream);
+
+/* ex_mix64 -- splitmix64's finaliser: a bijective 64-bit hash. */
+static inline uint64_t ex_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * Values.  A value written by op j for key `key` is len bytes: the 8-byte
+ * op index j, then bytes derived from (j, key).  ex_fill writes one,
+ * ex_value_ok checks one (and reads its op index into *ver).
+ */
+void ex_fill(void *dst, size_t len, uint64_t ver, uint64_t key);
+int ex_value_ok(const void *src, size_t len, uint64_t key, uint64_t *ver);
+uint64_t ex_value_ver(const void *src);
+
+/* ex_tx_count -- inside op j's transaction: k = j + 1 (snapshots line 2). */
+int ex_tx_count(struct ex_ctx *c, uint64_t j);
+
+/* ex_fail -- record a broken invariant in c->why; returns -1. */
+int ex_fail(struct ex_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,184 @@
+/*
+ * ex_map.c -- the map workload (see ex_map.h) and its model: an
+ * open-addressing hash table in plain memory.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "ex_map.h"
+
+#define WINDOW 1024u /* updates, deletes and lookups aim at the last WINDOW ops */
+
+void ex_map_plan(struct ex_ctx *c, uint64_t j, struct ex_map_op *op)
+{
+	const struct ex_run *run = ex_run_of(c, j);
+	uint64_t r = ex_rand(c, j, 0), pct = r % 100;
+	op->len = run->value_size;
+	op->kind = EX_MAP_INSERT;
+	if (run->mix == EX_MIX_MIXED && j > 0)
+		op->kind = pct < 60 ? EX_MAP_INSERT
+			   : pct < 75 ? EX_MAP_UPDATE
+			   : pct < 90 ? EX_MAP_DELETE
+				      : EX_MAP_LOOKUP;
+	uint64_t i = j;
+	if (op->kind != EX_MAP_INSERT)
+		i = j - 1 - (r >> 32) % (j < WINDOW ? j : WINDOW);
+	op->key = ex_rand(c, i, 1);
+}
+
+/* ---- the model ------------------------------------------------------------ */
+
+enum { SLOT_EMPTY, SLOT_FULL, SLOT_GONE };
+
+struct slot {
+	uint64_t key, ver;
+	uint32_t len;
+	uint8_t state, seen;
+};
+
+struct model {
+	struct slot *s;
+	uint64_t cap;  /* power of two */
+	uint64_t n;    /* full slots */
+	uint64_t used; /* full + gone */
+	uint64_t seen;
+};
+
+void *ex_map_model_new(struct ex_ctx *c)
+{
+	(void)c;
+	struct model *m = calloc(1, sizeof(*m));
+	if (m && !(m->s = calloc(m->cap = 1024, sizeof(*m->s)))) {
+		free(m);
+		m = NULL;
+	}
+	return m;
+}
+
+void ex_map_model_free(void *model)
+{
+	struct model *m = model;
+	if (m)
+		free(m->s);
+	free(m);
+}
+
+/* find -- the slot of key, or the slot to put it in. */
+static struct slot *find(struct model *m, uint64_t key)
+{
+	struct slot *gone = NULL;
+	for (uint64_t i = ex_mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		struct slot *s = &m->s[i];
+		if (s->state == SLOT_EMPTY)
+			return gone ? gone : s;
+		if (s->state == SLOT_GONE) {
+			if (!gone)
+				gone = s;
+		} else if (s->key == key) {
+			return s;
+		}
+	}
+}
+
+/* grow -- rehash into twice the slots (dropping tombstones). */
+static int grow(struct model *m)
+{
+	struct model n = {.cap = m->cap * 2};
+	if (!(n.s = calloc(n.cap, sizeof(*n.s))))
+		return -1;
+	for (uint64_t i = 0; i < m->cap; i++)
+		if (m->s[i].state == SLOT_FULL) {
+			*find(&n, m->s[i].key) = m->s[i];
+			n.n++;
+		}
+	free(m->s);
+	n.used = n.n;
+	*m = n;
+	return 0;
+}
+
+int ex_map_model_op(struct ex_ctx *c, void *model, uint64_t j)
+{
+	struct model *m = model;
+	struct ex_map_op op;
+	ex_map_plan(c, j, &op);
+	if ((m->used + 1) * 2 > m->cap && grow(m))
+		return ex_fail(c, "model: out of memory");
+	struct slot *s = find(m, op.key);
+	int present = s->state == SLOT_FULL;
+	switch (op.kind) {
+	case EX_MAP_INSERT:
+	case EX_MAP_UPDATE:
+		if (!present && op.kind == EX_MAP_UPDATE)
+			break;
+		if (!present) {
+			if (s->state == SLOT_EMPTY)
+				m->used++;
+			m->n++;
+		}
+		*s = (struct slot){.key = op.key, .ver = j, .len = (uint32_t)op.len,
+				   .state = SLOT_FULL};
+		break;
+	case EX_MAP_DELETE:
+		if (present) {
+			s->state = SLOT_GONE;
+			m->n--;
+		}
+		break;
+	case EX_MAP_LOOKUP:
+		break;
+	}
+	return 0;
+}
+
+/* ---- comparison ----------------------------------------------------------- */
+
+int ex_map_visit(struct ex_ctx *c, void *model, uint64_t key, const void *val,
+		 size_t len)
+{
+	struct model *m = model;
+	uint64_t ver;
+	if (!m) /* the map alone: the value must be intact */
+		return ex_value_ok(val, len, key, &ver)
+			       ? 0
+			       : ex_fail(c, "payload: the %zu-byte value of key %#" PRIx64
+					 " is corrupt", len, key);
+	struct slot *s = find(m, key);
+	if (s->state != SLOT_FULL)
+		return ex_fail(c, "content: key %#" PRIx64 " is in the map, the replay "
+			       "does not have it", key);
+	if (s->seen)
+		return ex_fail(c, "content: key %#" PRIx64 " is in the map twice", key);
+	if (len != s->len)
+		return ex_fail(c, "content: key %#" PRIx64 " has a %zu-byte value, the "
+			       "replay %u bytes", key, len, s->len);
+	if (!ex_value_ok(val, len, key, &ver))
+		return ex_fail(c, "payload: the value of key %#" PRIx64 " is corrupt "
+			       "(claims op %" PRIu64 ")", key, ex_value_ver(val));
+	if (ver != s->ver)
+		return ex_fail(c, "content: key %#" PRIx64 " holds the value of op %" PRIu64
+			       ", the replay that of op %" PRIu64, key, ver, s->ver);
+	s->seen = 1;
+	m->seen++;
+	return 0;
+}
+
+int ex_map_finish(struct ex_ctx *c, void *model, uint64_t count, uint64_t *items)
+{
+	struct model *m = model;
+	*items = count;
+	if (!m)
+		return 0;
+	if (m->seen != m->n) {
+		for (uint64_t i = 0; i < m->cap; i++)
+			if (m->s[i].state == SLOT_FULL && !m->s[i].seen)
+				return ex_fail(c, "content: %" PRIu64 " keys missing, e.g. key %#"
+					       PRIx64 " (op %" PRIu64 ")", m->n - m->seen,
+					       m->s[i].key, m->s[i].ver);
+	}
+	if (count != m->n)
+		return ex_fail(c, "count: the map says %" PRIu64 " items, it holds %" PRIu64,
+			       count, m->n);
+	*items = m->n;
+	return 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * ex_map.h -- the workload of the map examples (btree, hashmap, rbtree): the
+ * operation op j is, its model in plain memory, and the comparison of a
+ * pool's map with the model.
+ *
+ * Op j is drawn from (the seed of its run, j):
+ *   insert  key(j) -> a value of the run's value size (an update if present)
+ *   update  key(j - d), if present: a new value
+ *   delete  key(j - d), if present
+ *   lookup  key(j - d): read the value, change nothing
+ * with 1 <= d <= 1024 and key(i) a random 64-bit word of op i, so that about
+ * half of the updates, deletes and lookups find their key.  The mix is 60 /
+ * 15 / 15 / 10 percent (--mix mixed) or inserts only (--mix insert, the
+ * papers' workloads).  An update or delete that misses changes nothing and,
+ * like a lookup, needs no transaction.
+ */
+#ifndef EX_MAP_H
+#define EX_MAP_H 1
+
+#include "ex_main.h"
+
+enum ex_map_kind { EX_MAP_INSERT, EX_MAP_UPDATE, EX_MAP_DELETE, EX_MAP_LOOKUP };
+
+struct ex_map_op {
+	enum ex_map_kind kind;
+	uint64_t key;
+	size_t len; /* value size of an insert or update */
+};
+
+/* ex_map_plan -- what op j is. */
+void ex_map_plan(struct ex_ctx *c, uint64_t j, struct ex_map_op *op);
+
+/* The model: key -> (op index of its value, value size). */
+void *ex_map_model_new(struct ex_ctx *c);
+int ex_map_model_op(struct ex_ctx *c, void *model, uint64_t j);
+void ex_map_model_free(void *model);
+
+/* ex_map_visit -- one item of the pool's map against the model (each key
+ * must be visited once; model NULL: the value must just be intact); 0 or
+ * -1 with c->why set. */
+int ex_map_visit(struct ex_ctx *c, void *model, uint64_t key, const void *val,
+		 size_t len);
+/* ex_map_finish -- after the visits: nothing missing, and the map's own
+ * item count is right. */
+int ex_map_finish(struct ex_ctx *c, void *model, uint64_t count, uint64_t *items);
+
+#endif

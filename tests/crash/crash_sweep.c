@@ -1,0 +1,463 @@
+/*
+ * crash_sweep.c -- the crash and fault-injection harness (issue #4), in the
+ * manner of SQLite's crash loops: for each example and design it counts the
+ * crash points N of a short workload (SPM_CRASH=count), then crashes a fresh
+ * copy of the pool at points 1..N (exhaustive up to --max-points, else a
+ * seeded sample), and for each crash:
+ *
+ *   1. spm-<ex> check            -- recovery, crashed itself at its k-th crash
+ *                                   point on every --recovery-every-th point,
+ *                                   then recovered again
+ *   2. spm-<ex> check            -- must print "ok" (the oracle: invariants and
+ *                                   the content after exactly k operations)
+ *   3. spm-<ex> run (continue)   -- writes after recovery: where a lost counter
+ *                                   would reuse a pad
+ *   4. spm-<ex> check            -- still ok
+ *
+ * with SPM_AUDIT recording every pad of that timeline (the template's own
+ * history included); a repeated (line, counter) is a reused pad.  With
+ * --evict the eviction injector (SPM_EVICT) runs in every process.
+ *
+ * The unsafe design is the negative control: its sweep must report failures,
+ * or the oracle is blind and the harness fails.  Exit 0 when every design
+ * except unsafe has 0 failures and 0 reused pads and unsafe has failures.
+ *
+ *   crash_sweep --bin-dir DIR --work DIR --example NAME [--designs a,b,...]
+ *               [--ops N] [--max-points M] [--seed S] [--evict] [--report FILE]
+ *
+ * SPM_CRASH_SWEEP=full in the environment makes every sweep exhaustive.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHILD_TIMEOUT_S 60
+
+struct opts {
+	const char *bin_dir, *work, *example, *report;
+	char designs[256];
+	unsigned ops, max_points, recovery_every;
+	uint64_t seed;
+	int evict, full;
+};
+
+struct result {
+	char design[32];
+	unsigned points_total, explored, ok, failures, recovery_crashes;
+	unsigned long reused, audited;
+	unsigned first_failure;
+	double seconds;
+};
+
+/* ------------------------------------------------------------ processes */
+
+struct run_out {
+	int status;     /* wait status */
+	char out[4096]; /* stdout + stderr, truncated */
+};
+
+/* run -- fork/exec argv with extra environment entries; capture output. */
+static int run(char *const argv[], const char *const env[], struct run_out *o)
+{
+	int pipefd[2];
+	if (pipe(pipefd) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		unsetenv("SPM_CRASH");
+		unsetenv("SPM_EVICT");
+		unsetenv("SPM_AUDIT");
+		unsetenv("SPM_CONF");
+		for (unsigned i = 0; env && env[i]; i++) {
+			char kv[4200];
+			snprintf(kv, sizeof(kv), "%s", env[i]);
+			char *eq = strchr(kv, '=');
+			if (eq) {
+				*eq = '\0';
+				setenv(kv, eq + 1, 1);
+			}
+		}
+		alarm(CHILD_TIMEOUT_S); /* a hung recovery is a failure, not a hang */
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	size_t n = 0;
+	ssize_t r;
+	char sink[4096];
+	while ((r = read(pipefd[0], n < sizeof(o->out) - 1 ? o->out + n : sink,
+			 n < sizeof(o->out) - 1 ? sizeof(o->out) - 1 - n : sizeof(sink))) > 0)
+		if (n < sizeof(o->out) - 1)
+			n += (size_t)r;
+	o->out[n] = '\0';
+	close(pipefd[0]);
+	if (waitpid(pid, &o->status, 0) != pid)
+		return -1;
+	return 0;
+}
+
+static int killed_by_crash(int st)
+{
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+}
+
+static int exited_ok(int st)
+{
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* ------------------------------------------------------------ files */
+
+static int copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY), out = -1, rc = -1;
+	if (in < 0)
+		return errno == ENOENT ? 0 : -1; /* plain pools have no key */
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (out >= 0) {
+		char buf[1 << 16];
+		ssize_t r;
+		rc = 0;
+		while ((r = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)r) != r) {
+				rc = -1;
+				break;
+			}
+		if (r < 0)
+			rc = -1;
+		close(out);
+	}
+	close(in);
+	return rc;
+}
+
+/* copy_pool -- the three files of a pool (and the audit log) to a new name. */
+static int copy_pool(const char *from, const char *to)
+{
+	static const char *const suffix[] = {"", ".meta", ".key", ".audit"};
+	for (unsigned i = 0; i < 4; i++) {
+		char a[4200], b[4200];
+		snprintf(a, sizeof(a), "%s%s", from, suffix[i]);
+		snprintf(b, sizeof(b), "%s%s", to, suffix[i]);
+		unlink(b);
+		if (copy_file(a, b))
+			return -1;
+	}
+	return 0;
+}
+
+static void remove_pool(const char *p)
+{
+	static const char *const suffix[] = {"", ".meta", ".key", ".audit"};
+	for (unsigned i = 0; i < 4; i++) {
+		char a[4200];
+		snprintf(a, sizeof(a), "%s%s", p, suffix[i]);
+		unlink(a);
+	}
+}
+
+struct pair {
+	uint64_t line, ctr;
+};
+
+static int by_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->ctr < y->ctr ? -1 : x->ctr > y->ctr;
+}
+
+/* audit_reused -- repeated (line, counter) records in an audit log. */
+static unsigned long audit_reused(const char *path, unsigned long *total)
+{
+	FILE *f = fopen(path, "r");
+	*total = 0;
+	if (!f)
+		return 0;
+	size_t cap = 1 << 16, n = 0;
+	struct pair *v = malloc(cap * sizeof(*v));
+	unsigned long long l, c;
+	while (v && fscanf(f, "%llu %llu", &l, &c) == 2) {
+		if (n == cap) {
+			struct pair *w = realloc(v, 2 * cap * sizeof(*v));
+			if (!w)
+				break;
+			v = w;
+			cap *= 2;
+		}
+		v[n++] = (struct pair){l, c};
+	}
+	fclose(f);
+	unsigned long dup = 0;
+	if (v) {
+		qsort(v, n, sizeof(*v), by_pair);
+		for (size_t i = 1; i < n; i++)
+			dup += by_pair(&v[i - 1], &v[i]) == 0;
+	}
+	free(v);
+	*total = n;
+	return dup;
+}
+
+/* ------------------------------------------------------------ one design */
+
+struct ctx {
+	const struct opts *o;
+	char bin[4200];
+	char tmpl[4200], pool[4200], audit_env[4300], evict_env[64];
+};
+
+/* ex -- run spm-<example> with args, the given SPM_CRASH and the audit log. */
+static int ex(struct ctx *c, const char *crash, struct run_out *out, const char *a1,
+	      const char *a2, const char *a3, const char *a4, const char *a5,
+	      const char *a6)
+{
+	char *argv[] = {c->bin, (char *)a1, (char *)a2, (char *)a3, (char *)a4, (char *)a5,
+			(char *)a6, NULL};
+	char crash_env[128];
+	const char *env[4];
+	unsigned n = 0;
+	if (crash) {
+		snprintf(crash_env, sizeof(crash_env), "SPM_CRASH=%s", crash);
+		env[n++] = crash_env;
+	}
+	env[n++] = c->audit_env;
+	if (c->o->evict)
+		env[n++] = c->evict_env;
+	env[n] = NULL;
+	return run(argv, env, out);
+}
+
+/* crash_points -- how many crash points the workload passes. */
+static long count_points(struct ctx *c, const char *ops, const char *seed)
+{
+	struct run_out out;
+	if (copy_pool(c->tmpl, c->pool) ||
+	    ex(c, "count", &out, "run", c->pool, ops, "--seed", seed, NULL) ||
+	    !exited_ok(out.status))
+		return -1;
+	const char *s = strstr(out.out, "spm-crash-points: ");
+	return s ? atol(s + strlen("spm-crash-points: ")) : -1;
+}
+
+/* sample -- the crash points to visit: all, or max distinct ones, seeded. */
+static unsigned *sample(long n, unsigned max, uint64_t seed, unsigned *count)
+{
+	unsigned m = (unsigned)n <= max ? (unsigned)n : max;
+	unsigned *k = malloc((size_t)m * sizeof(*k));
+	if (!k)
+		return NULL;
+	if (m == (unsigned)n) {
+		for (unsigned i = 0; i < m; i++)
+			k[i] = i + 1;
+	} else { /* stratified: one point in each of m equal strata */
+		uint64_t x = seed * 0x9e3779b97f4a7c15ull + 7;
+		for (unsigned i = 0; i < m; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			uint64_t lo = (uint64_t)n * i / m, hi = (uint64_t)n * (i + 1) / m;
+			k[i] = (unsigned)(lo + 1 + x % (hi - lo));
+		}
+	}
+	*count = m;
+	return k;
+}
+
+static int is_ok(const struct run_out *o)
+{
+	return exited_ok(o->status) && strncmp(o->out, "ok ", 3) == 0;
+}
+
+/* sweep_design -- the whole sweep of one design. */
+static int sweep_design(const struct opts *o, const char *design, struct result *res)
+{
+	struct ctx c = {.o = o};
+	struct run_out out;
+	char opts[64], ops[32], seed1[32], seed2[32], seed3[32], kbuf[32];
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(res, 0, sizeof(*res));
+	snprintf(res->design, sizeof(res->design), "%s", design);
+	snprintf(c.bin, sizeof(c.bin), "%s/spm-%s", o->bin_dir, o->example);
+	snprintf(c.tmpl, sizeof(c.tmpl), "%s/sweep-%s-%s-tmpl", o->work, o->example, design);
+	snprintf(c.pool, sizeof(c.pool), "%s/sweep-%s-%s", o->work, o->example, design);
+	snprintf(c.evict_env, sizeof(c.evict_env), "SPM_EVICT=%llu:0.2",
+		 (unsigned long long)o->seed);
+	snprintf(opts, sizeof(opts), "design=%s", design);
+	snprintf(ops, sizeof(ops), "%u", o->ops);
+	snprintf(seed1, sizeof(seed1), "%llu", (unsigned long long)o->seed);
+	snprintf(seed2, sizeof(seed2), "%llu", (unsigned long long)o->seed + 1);
+	snprintf(seed3, sizeof(seed3), "%llu", (unsigned long long)o->seed + 2);
+	remove_pool(c.tmpl);
+	/* the template: created, then a first run so the structure is not empty */
+	snprintf(c.audit_env, sizeof(c.audit_env), "SPM_AUDIT=%s.audit", c.tmpl);
+	if (ex(&c, NULL, &out, "create", c.tmpl, opts, "--size", "8388608", NULL) ||
+	    !exited_ok(out.status) ||
+	    ex(&c, NULL, &out, "run", c.tmpl, ops, "--seed", seed1, NULL) ||
+	    !exited_ok(out.status)) {
+		fprintf(stderr, "crash_sweep: %s/%s: template failed:\n%s\n", o->example,
+			design, out.out);
+		return -1;
+	}
+	snprintf(c.audit_env, sizeof(c.audit_env), "SPM_AUDIT=%s.audit", c.pool);
+	long n = count_points(&c, ops, seed2);
+	if (n <= 0) {
+		fprintf(stderr, "crash_sweep: %s/%s: cannot count crash points\n", o->example,
+			design);
+		return -1;
+	}
+	res->points_total = (unsigned)n;
+	unsigned m, *ks = sample(n, o->full ? UINT32_MAX : o->max_points, o->seed, &m);
+	if (!ks)
+		return -1;
+	for (unsigned i = 0; i < m; i++) {
+		unsigned k = ks[i];
+		int failed = 0;
+		snprintf(kbuf, sizeof(kbuf), "after:%u", k);
+		if (copy_pool(c.tmpl, c.pool) ||
+		    ex(&c, kbuf, &out, "run", c.pool, ops, "--seed", seed2, NULL)) {
+			free(ks);
+			return -1;
+		}
+		res->explored++;
+		/* a crash during recovery itself, then recovery again */
+		if (o->recovery_every && i % o->recovery_every == 0) {
+			snprintf(kbuf, sizeof(kbuf), "after:%u", 1 + k % 40);
+			if (ex(&c, kbuf, &out, "check", c.pool, NULL, NULL, NULL, NULL)) {
+				free(ks);
+				return -1;
+			}
+			res->recovery_crashes += killed_by_crash(out.status);
+		}
+		if (ex(&c, NULL, &out, "check", c.pool, NULL, NULL, NULL, NULL) || !is_ok(&out))
+			failed = 1;
+		/* writes after recovery, then the oracle again */
+		if (!failed &&
+		    (ex(&c, NULL, &out, "run", c.pool, "20", "--seed", seed3, NULL) ||
+		     !exited_ok(out.status) ||
+		     ex(&c, NULL, &out, "check", c.pool, NULL, NULL, NULL, NULL) || !is_ok(&out)))
+			failed = 1;
+		if (failed) {
+			if (!res->failures)
+				res->first_failure = k;
+			res->failures++;
+		} else {
+			res->ok++;
+		}
+		unsigned long total;
+		char audit[4300];
+		snprintf(audit, sizeof(audit), "%s.audit", c.pool);
+		res->reused += audit_reused(audit, &total);
+		res->audited += total;
+	}
+	free(ks);
+	remove_pool(c.pool);
+	remove_pool(c.tmpl);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	res->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return 0;
+}
+
+/* ------------------------------------------------------------ main */
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: crash_sweep --bin-dir DIR --work DIR --example NAME "
+			"[--designs a,b] [--ops N] [--max-points M] [--recovery-every R] "
+			"[--seed S] [--evict] [--report FILE]\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.ops = 40, .max_points = 60, .recovery_every = 3, .seed = 1};
+	snprintf(o.designs, sizeof(o.designs), "ideal,fca,sca,colocated,colocated-cc,unsafe");
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--evict")) {
+			o.evict = 1;
+			continue;
+		}
+		if (!v)
+			return usage();
+		i++;
+		if (!strcmp(a, "--bin-dir"))
+			o.bin_dir = v;
+		else if (!strcmp(a, "--work"))
+			o.work = v;
+		else if (!strcmp(a, "--example"))
+			o.example = v;
+		else if (!strcmp(a, "--designs"))
+			snprintf(o.designs, sizeof(o.designs), "%s", v);
+		else if (!strcmp(a, "--ops"))
+			o.ops = (unsigned)atoi(v);
+		else if (!strcmp(a, "--max-points"))
+			o.max_points = (unsigned)atoi(v);
+		else if (!strcmp(a, "--recovery-every"))
+			o.recovery_every = (unsigned)atoi(v);
+		else if (!strcmp(a, "--seed"))
+			o.seed = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--report"))
+			o.report = v;
+		else
+			return usage();
+	}
+	if (!o.bin_dir || !o.work || !o.example || !o.ops)
+		return usage();
+	const char *full = getenv("SPM_CRASH_SWEEP");
+	o.full = full && !strcmp(full, "full");
+	mkdir(o.work, 0700);
+	int bad = 0, saw_unsafe = 0;
+	FILE *rep = o.report ? fopen(o.report, "a") : NULL;
+	printf("%-8s %-13s %7s %8s %8s %9s %9s %7s %9s %7s\n", "example", "design", "points",
+	       "explored", "ok", "failures", "rec.crash", "reused", "pads", "seconds");
+	char *save = NULL;
+	for (char *d = strtok_r(o.designs, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+		struct result r;
+		if (sweep_design(&o, d, &r)) {
+			bad = 1;
+			continue;
+		}
+		int negative = !strcmp(d, "unsafe");
+		printf("%-8s %-13s %7u %8u %8u %9u %9u %7lu %9lu %7.1f%s\n", o.example, d,
+		       r.points_total, r.explored, r.ok, r.failures, r.recovery_crashes,
+		       r.reused, r.audited, r.seconds,
+		       negative ? (r.failures ? "  (negative control: failures seen)"
+					      : "  NEGATIVE CONTROL BLIND")
+				: (r.failures || r.reused ? "  FAILED" : ""));
+		if (r.failures && !negative)
+			printf("         first failing crash point: after:%u\n", r.first_failure);
+		if (rep)
+			fprintf(rep, "| %s | %s%s | %u | %u | %u | %u | %u | %lu | %lu |\n",
+				o.example, d, o.evict ? " +evict" : "", r.points_total,
+				r.explored, r.ok, r.failures, r.recovery_crashes, r.reused,
+				r.audited);
+		if (negative) {
+			saw_unsafe = 1;
+			bad |= r.failures == 0;
+		} else {
+			bad |= r.failures != 0 || r.reused != 0;
+		}
+	}
+	(void)saw_unsafe;
+	if (rep)
+		fclose(rep);
+	fflush(stdout);
+	return bad ? 1 : 0;
+}

@@ -1,0 +1,436 @@
+/*
+ * fuzz_open.c -- libFuzzer target: spm_open() of a pool whose meta file is
+ * made of the fuzzer's bytes (issue #4, bad input).  Built with clang only
+ * (-DSPM_FUZZ=ON): the library's sources are compiled into this binary with
+ * -fsanitize=fuzzer,address,undefined.
+ *
+ * Every input must be opened without a crash, a sanitizer report, a leak or a
+ * hang; a refused open must return a bad-input error code with a message and
+ * leave the pool's three files byte for byte as they were.  A violation
+ * abort()s, so libFuzzer keeps the input.
+ *
+ * At the first call a valid 4 MiB sca pool with data is created in a
+ * temporary directory (SPM_TEST_DIR or TMPDIR) and kept in memory as the
+ * template; two pools are made of it, P (for overlays) and R (for raw meta
+ * files), with the template's data and key files.  An input is
+ *
+ *   byte 0     flags (below)
+ *   bytes 1-3  overlay offset, little endian (modulo the meta file's size)
+ *   bytes 4-7  meta file length, little endian (with F_SETLEN)
+ *   bytes 8-   payload
+ *
+ * Without F_OVERLAY the payload is R's whole meta file (an input shorter
+ * than 8 bytes is taken whole as the meta file).  With it, P's meta file is
+ * the template's with the payload written over it at the offset; then, in
+ * this order, F_KEEPID restores the template's magic, version, uuid and key
+ * check value, F_DIRTY sets the state word dirty (so recovery reads the ADR
+ * region), F_FIXSUM recomputes the superblock checksum (so the geometry
+ * checks and what follows them are reached), and F_SETLEN cuts or
+ * zero-extends the file.  Pure random bytes rarely get past the magic, hence
+ * the overlay and the seed corpus: with SPM_FUZZ_SEEDS=DIR set, the first
+ * call writes seeds made from the template there (DIR is created).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <spm.h>
+#include "emu_internal.h"
+
+enum {
+	F_OVERLAY = 1,
+	F_KEEPID = 2,
+	F_DIRTY = 4,
+	F_FIXSUM = 8,
+	F_SETLEN = 16,
+};
+#define HDR 8
+#define SB_BYTES sizeof(struct superblock) /* with the state word */
+#define POOL_SIZE (4u << 20)
+#define LEN_SLACK (2 * EMU_PAGE) /* F_SETLEN: up to this much longer */
+
+struct pool {
+	char path[4200], meta[4300], key[4300];
+	int fd_meta, fd_data;
+	const uint8_t *data; /* the data file, mapped read-only */
+};
+
+static char dir[4096];
+static struct pool P, R;
+static uint8_t *t_data, *t_meta, *t_key; /* the template's files */
+static size_t n_data, n_meta, n_key;
+static uint8_t *expect; /* P's meta file as it must be: n_meta + LEN_SLACK */
+static uint8_t *rbuf;   /* a file read back */
+static unsigned long execs;
+static int verbose; /* SPM_FUZZ_VERBOSE=1: each open's result on stderr */
+
+static const int allowed[] = {SPM_E_CORRUPT, SPM_E_NOTPOOL, SPM_E_VERSION,
+			      SPM_E_TRUNCATED, SPM_E_MISMATCH, SPM_E_DESIGN,
+			      SPM_E_KEY, SPM_E_KEYFILE};
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("fuzz_open: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	abort();
+}
+
+static uint8_t *slurp(const char *p, size_t *len)
+{
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		die("%s: %s", p, strerror(errno));
+	uint8_t *b = malloc((size_t)st.st_size + 1);
+	if (!b || pread(fd, b, (size_t)st.st_size, 0) != st.st_size)
+		die("%s: cannot read", p);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return b;
+}
+
+static void pwrite_all(int fd, const void *b, size_t n, size_t off, const char *what)
+{
+	if (n && pwrite(fd, b, n, (off_t)off) != (ssize_t)n)
+		die("%s: write: %s", what, strerror(errno));
+}
+
+static void spit(const char *p, const void *b, size_t n)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die("%s: %s", p, strerror(errno));
+	pwrite_all(fd, b, n, 0, p);
+	close(fd);
+}
+
+/* same -- the file holds exactly the n bytes b. */
+static int same(int fd, const uint8_t *b, size_t n)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || (size_t)st.st_size != n)
+		return 0;
+	size_t got = 0;
+	ssize_t r;
+	while (got < n && (r = pread(fd, rbuf + got, n - got, (off_t)got)) > 0)
+		got += (size_t)r;
+	return got == n && memcmp(rbuf, b, n) == 0;
+}
+
+static void cleanup(void)
+{
+	const struct pool *ps[] = {&P, &R};
+	for (int i = 0; i < 2; i++) {
+		unlink(ps[i]->path);
+		unlink(ps[i]->meta);
+		unlink(ps[i]->key);
+	}
+	char t[4200];
+	snprintf(t, sizeof(t), "%s/template", dir);
+	unlink(t);
+	snprintf(t, sizeof(t), "%s/template.meta", dir);
+	unlink(t);
+	snprintf(t, sizeof(t), "%s/template.key", dir);
+	unlink(t);
+	rmdir(dir);
+}
+
+/* sb_crc -- the superblock checksum (as emu.c computes it). */
+static uint32_t sb_crc(const uint8_t *sb)
+{
+	uLong c = crc32(0L, Z_NULL, 0);
+	c = crc32(c, sb, offsetof(struct superblock, checksum));
+	c = crc32(c, sb + offsetof(struct superblock, pad),
+		  offsetof(struct superblock, state) - offsetof(struct superblock, pad));
+	return (uint32_t)c;
+}
+
+static void make_pool(struct pool *p, const char *name)
+{
+	snprintf(p->path, sizeof(p->path), "%s/%s", dir, name);
+	snprintf(p->meta, sizeof(p->meta), "%s.meta", p->path);
+	snprintf(p->key, sizeof(p->key), "%s.key", p->path);
+	spit(p->path, t_data, n_data);
+	spit(p->meta, t_meta, n_meta);
+	spit(p->key, t_key, n_key);
+	p->fd_data = open(p->path, O_RDWR | O_CLOEXEC);
+	p->fd_meta = open(p->meta, O_RDWR | O_CLOEXEC);
+	if (p->fd_data < 0 || p->fd_meta < 0)
+		die("%s: %s", p->path, strerror(errno));
+	p->data = mmap(NULL, n_data, PROT_READ, MAP_SHARED, p->fd_data, 0);
+	if (p->data == MAP_FAILED)
+		die("%s: mmap: %s", p->path, strerror(errno));
+}
+
+static void seed(const char *sdir, const char *name, uint8_t flags, uint32_t off,
+		 uint32_t len, const void *payload, size_t n)
+{
+	char p[4300];
+	snprintf(p, sizeof(p), "%s/seed-%s", sdir, name);
+	uint8_t *b = malloc(HDR + n);
+	if (!b)
+		die("out of memory");
+	b[0] = flags;
+	for (int i = 0; i < 3; i++)
+		b[1 + i] = (uint8_t)(off >> (8 * i));
+	for (int i = 0; i < 4; i++)
+		b[4 + i] = (uint8_t)(len >> (8 * i));
+	if (n)
+		memcpy(b + HDR, payload, n);
+	spit(p, b, HDR + n);
+	free(b);
+}
+
+/* write_seeds -- inputs that open, or nearly, to start the fuzzer from. */
+static void write_seeds(const char *sdir)
+{
+	if (mkdir(sdir, 0700) != 0 && errno != EEXIST)
+		die("%s: %s", sdir, strerror(errno));
+	const struct superblock *sb = (const struct superblock *)t_meta;
+	size_t head = n_meta < 8192 ? n_meta : 8192;
+	seed(sdir, "intact", F_OVERLAY, 0, 0, NULL, 0);
+	seed(sdir, "dirty", F_OVERLAY | F_DIRTY, 0, 0, NULL, 0);
+	/* the superblock, every field fuzzable, the checksum kept right */
+	seed(sdir, "sb", F_OVERLAY | F_KEEPID | F_FIXSUM, 0, 0, t_meta, SB_BYTES);
+	seed(sdir, "sb-dirty", F_OVERLAY | F_KEEPID | F_FIXSUM | F_DIRTY, 0, 0, t_meta,
+	     SB_BYTES);
+	/* the real meta file's first 8 KiB: superblock and ADR header */
+	seed(sdir, "head", F_OVERLAY, 0, 0, t_meta, head);
+	seed(sdir, "raw-head", 0, 0, 0, t_meta, head);
+	seed(sdir, "raw-sb", 0, 0, 0, t_meta, SB_BYTES);
+	seed(sdir, "short", F_OVERLAY | F_SETLEN, 0, (uint32_t)(n_meta - 1), NULL, 0);
+	seed(sdir, "long", F_OVERLAY | F_SETLEN, 0, (uint32_t)(n_meta + EMU_LINE), NULL, 0);
+	/* ADR entries to recover: a ready data entry, a ready counter entry, an
+	 * unready counter-atomic pair */
+	struct wq_entry w[2];
+	memset(w, 0, sizeof(w));
+	uint64_t line = EMU_DATA_HDR_SIZE / EMU_LINE + 64;
+	w[0] = (struct wq_entry){.seq = 7, .addr = line, .state = WQ_VALID | WQ_READY};
+	memset(w[0].payload, 0xa5, sizeof(w[0].payload));
+	w[1] = (struct wq_entry){.seq = 8, .addr = line + 1,
+				 .state = WQ_VALID | WQ_PAIRED, .aux = 9};
+	uint32_t dq = (uint32_t)(sb->adr_off + ADR_HDR_SIZE);
+	uint32_t cq = dq + sb->adr_data_cap * (uint32_t)sizeof(struct wq_entry);
+	seed(sdir, "adr-data", F_OVERLAY | F_DIRTY, dq, 0, w, sizeof(w));
+	w[0] = (struct wq_entry){.seq = 9, .addr = line / 8, .state = WQ_VALID | WQ_READY};
+	memcpy(w[0].payload, t_meta + sb->ctr_off + (line / 8) * 64, 64);
+	w[0].payload[0]++;
+	seed(sdir, "adr-ctr", F_OVERLAY | F_DIRTY, cq, 0, w, sizeof(w[0]));
+	/* counters and the shadow table */
+	seed(sdir, "ctr", F_OVERLAY, (uint32_t)(sb->ctr_off + line * 8), 0,
+	     t_meta + sb->ctr_off + line * 8, 64);
+	uint64_t sh[2] = {line / 8 + 1, 1};
+	seed(sdir, "shadow", F_OVERLAY | F_DIRTY, (uint32_t)sb->shadow_off, 0, sh,
+	     sizeof(sh));
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	unsetenv("SPM_CONF");
+	unsetenv("SPM_CRASH");
+	unsetenv("SPM_AUDIT");
+	const char *base = getenv("SPM_TEST_DIR");
+	if (!base || !*base)
+		base = getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/spm-fuzz-XXXXXX", base);
+	if (!mkdtemp(dir))
+		die("mkdtemp %s: %s", dir, strerror(errno));
+	atexit(cleanup);
+	char t[4200], tm[4300], tk[4300];
+	snprintf(t, sizeof(t), "%s/template", dir);
+	snprintf(tm, sizeof(tm), "%s.meta", t);
+	snprintf(tk, sizeof(tk), "%s.key", t);
+	spm_pool *p = NULL;
+	if (spm_create(&p, t, POOL_SIZE, "design=sca"))
+		die("spm_create %s: %s", t, spm_errormsg());
+	char *root = spm_root(p, 256);
+	if (!root || spm_tx_begin(p) || spm_tx_add(p, root, 256))
+		die("root: %s", spm_errormsg());
+	strcpy(root, "the fuzzer's template pool");
+	if (spm_tx_commit(p) || spm_tx_begin(p) || !spm_tx_alloc(p, 1000) ||
+	    spm_tx_commit(p) || spm_close(p))
+		die("template: %s", spm_errormsg());
+	t_data = slurp(t, &n_data);
+	t_meta = slurp(tm, &n_meta);
+	t_key = slurp(tk, &n_key);
+	if (n_meta < SB_BYTES || n_meta > (1u << 24) || n_data != POOL_SIZE)
+		die("unexpected template geometry");
+	expect = calloc(1, n_meta + LEN_SLACK);
+	rbuf = malloc(n_data > n_meta + LEN_SLACK ? n_data : n_meta + LEN_SLACK);
+	if (!expect || !rbuf)
+		die("out of memory");
+	memcpy(expect, t_meta, n_meta);
+	make_pool(&P, "p");
+	make_pool(&R, "r");
+	const char *v = getenv("SPM_FUZZ_VERBOSE");
+	verbose = v && *v && *v != '0';
+	const char *sdir = getenv("SPM_FUZZ_SEEDS");
+	if (sdir && *sdir)
+		write_seeds(sdir);
+	return 0;
+}
+
+/* check_refused -- rc is a bad-input error with a message. */
+static void check_refused(int rc, const char *what)
+{
+	const char *msg = spm_errormsg();
+	if (verbose)
+		fprintf(stderr, "fuzz_open: %s: %d %s\n", what, rc, msg);
+	int ok = 0;
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+		ok |= rc == allowed[i];
+	if (!ok)
+		die("%s: spm_open = %d (%s), not a bad-input code: %s", what, rc,
+		    spm_strerror(rc), msg);
+	if (!msg || !msg[0])
+		die("%s: spm_open = %d with no message", what, rc);
+}
+
+static void check_data(const struct pool *p, const char *what)
+{
+	if (memcmp(p->data, t_data, n_data) != 0)
+		die("%s: the failed open (%s) modified %s", what, spm_errormsg(), p->path);
+	int fd = open(p->key, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !same(fd, t_key, n_key))
+		die("%s: the failed open modified %s", what, p->key);
+	close(fd);
+}
+
+/* opened -- exercise an opened pool a little and close it. */
+static void opened(spm_pool *p)
+{
+	if (verbose)
+		fprintf(stderr, "fuzz_open: opened\n");
+	volatile char sink = 0;
+	const char *root = spm_root(p, 16);
+	if (root)
+		for (int i = 0; i < 16; i++)
+			sink ^= root[i];
+	(void)sink;
+	spm_close(p);
+}
+
+static void restore_data(struct pool *p)
+{
+	pwrite_all(p->fd_data, t_data, n_data, 0, p->path);
+	if (ftruncate(p->fd_data, (off_t)n_data) != 0)
+		die("%s: ftruncate: %s", p->path, strerror(errno));
+}
+
+static void run_raw(const uint8_t *b, size_t n)
+{
+	if (ftruncate(R.fd_meta, 0) != 0)
+		die("%s: ftruncate: %s", R.meta, strerror(errno));
+	pwrite_all(R.fd_meta, b, n, 0, R.meta);
+	spm_pool *p = NULL;
+	int rc = spm_open(&p, R.path, NULL);
+	if (rc == 0) {
+		opened(p);
+		restore_data(&R);
+		return;
+	}
+	check_refused(rc, "raw meta file");
+	if (p)
+		die("raw meta file: *pool set by a failed open");
+	if (!same(R.fd_meta, b, n))
+		die("raw meta file: the failed open (%s) modified %s", spm_errormsg(), R.meta);
+	check_data(&R, "raw meta file");
+}
+
+static void run_overlay(uint8_t flags, size_t off, size_t len, const uint8_t *b,
+			size_t n)
+{
+	struct superblock *sb = (struct superblock *)expect;
+	const struct superblock *tsb = (const struct superblock *)t_meta;
+	off %= n_meta;
+	if (n > n_meta - off)
+		n = n_meta - off;
+	memcpy(expect + off, b, n);
+	if (flags & F_KEEPID) {
+		memcpy(sb->magic, tsb->magic, sizeof(sb->magic));
+		sb->version = tsb->version;
+		memcpy(sb->uuid, tsb->uuid, sizeof(sb->uuid));
+		memcpy(sb->kcv, tsb->kcv, sizeof(sb->kcv));
+	}
+	if (flags & F_DIRTY)
+		sb->state = SB_STATE_DIRTY;
+	if (flags & F_FIXSUM)
+		sb->checksum = sb_crc(expect);
+	len = flags & F_SETLEN ? len % (n_meta + LEN_SLACK) : n_meta;
+	if (len > n_meta)
+		memset(expect + n_meta, 0, len - n_meta);
+	pwrite_all(P.fd_meta, expect, SB_BYTES, 0, P.meta);
+	pwrite_all(P.fd_meta, expect + off, n, off, P.meta);
+	if (ftruncate(P.fd_meta, (off_t)len) != 0)
+		die("%s: ftruncate: %s", P.meta, strerror(errno));
+
+	spm_pool *p = NULL;
+	int rc = spm_open(&p, P.path, NULL);
+	if (rc == 0) {
+		opened(p);
+		/* the open may have changed anything: back to the template */
+		if (ftruncate(P.fd_meta, (off_t)n_meta) != 0)
+			die("%s: ftruncate: %s", P.meta, strerror(errno));
+		pwrite_all(P.fd_meta, t_meta, n_meta, 0, P.meta);
+		restore_data(&P);
+	} else {
+		check_refused(rc, "overlay");
+		if (p)
+			die("overlay: *pool set by a failed open");
+		if (!same(P.fd_meta, expect, len))
+			die("overlay (flags %#x, offset %zu, %zu bytes, length %zu): the failed "
+			    "open (%d: %s) modified %s", flags, off, n, len, rc,
+			    spm_errormsg(), P.meta);
+		check_data(&P, "overlay");
+		/* back to the template: what was written, what was cut */
+		if (ftruncate(P.fd_meta, (off_t)n_meta) != 0)
+			die("%s: ftruncate: %s", P.meta, strerror(errno));
+		if (len < n_meta)
+			pwrite_all(P.fd_meta, t_meta + len, n_meta - len, len, P.meta);
+		pwrite_all(P.fd_meta, t_meta, SB_BYTES, 0, P.meta);
+		pwrite_all(P.fd_meta, t_meta + off, n, off, P.meta);
+	}
+	memcpy(expect, t_meta, SB_BYTES);
+	memcpy(expect + off, t_meta + off, n);
+	if (len > n_meta)
+		memset(expect + n_meta, 0, len - n_meta);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < HDR || !(data[0] & F_OVERLAY)) {
+		run_raw(size < HDR ? data : data + HDR, size < HDR ? size : size - HDR);
+	} else {
+		size_t off = data[1] | (size_t)data[2] << 8 | (size_t)data[3] << 16;
+		size_t len = data[4] | (size_t)data[5] << 8 | (size_t)data[6] << 16 |
+			     (size_t)data[7] << 24;
+		run_overlay(data[0], off, len, data + HDR, size - HDR);
+	}
+	/* now and then, make sure the restores are complete */
+	if (++execs % 4096 == 0) {
+		if (!same(P.fd_meta, t_meta, n_meta) ||
+		    memcmp(P.data, t_data, n_data) != 0 || memcmp(R.data, t_data, n_data) != 0)
+			die("the harness did not restore the template");
+	}
+	return 0;
+}
