@@ -238,10 +238,15 @@ static void write_one(struct emu *e, unsigned core, uint64_t line,
 	}
 }
 
+static void ctr_writeback_locked(struct emu *e, unsigned core, uint64_t first,
+				 uint64_t n);
+static void fence_locked(struct emu *e, unsigned core);
+
 /* emu_write_lines -- clwb of n lines: encrypt in batches, enqueue each. */
 void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
-		     const void *view)
+		     const void *view, unsigned flags)
 {
+	uint64_t first0 = first, n0 = n;
 	enum { BATCH = 32 };
 	uint64_t lines[BATCH], ctrs[BATCH], t_ctr[BATCH], t_pad[BATCH];
 	uint8_t pads[BATCH * EMU_LINE];
@@ -285,7 +290,13 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 		first += k;
 		n -= k;
 	}
+	if (flags & EMU_WB_CCWB)
+		ctr_writeback_locked(e, core, first0, n0);
+	if (flags & EMU_WB_FENCE)
+		fence_locked(e, core);
 	pthread_mutex_unlock(&e->lock);
+	if (flags & EMU_WB_FENCE)
+		emu_crash_point("fence");
 }
 
 /*
@@ -359,14 +370,20 @@ int ctrl_advance_stale(struct emu *e)
 	return 0;
 }
 
-/* emu_fence -- sfence: the core waits until its write-backs are accepted. */
+/* fence_locked -- sfence: the core waits until its write-backs are accepted. */
+static void fence_locked(struct emu *e, unsigned core)
+{
+	e->tm.clock[core] = max64(e->tm.clock[core], e->tm.pending[core]);
+	e->tm.pending[core] = 0;
+}
+
+/* emu_fence -- sfence. */
 void emu_fence(struct emu *e, unsigned core)
 {
 	if (core >= EMU_MAX_CORES)
 		core = 0;
 	pthread_mutex_lock(&e->lock);
-	e->tm.clock[core] = max64(e->tm.clock[core], e->tm.pending[core]);
-	e->tm.pending[core] = 0;
+	fence_locked(e, core);
 	pthread_mutex_unlock(&e->lock);
 	emu_crash_point("fence");
 }
@@ -379,6 +396,16 @@ void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n)
 	if (core >= EMU_MAX_CORES)
 		core = 0;
 	pthread_mutex_lock(&e->lock);
+	ctr_writeback_locked(e, core, first, n);
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* ctr_writeback_locked -- write back the dirty counter lines of a range. */
+static void ctr_writeback_locked(struct emu *e, unsigned core, uint64_t first,
+				 uint64_t n)
+{
+	if (!e->design->honours_ccwb || n == 0)
+		return;
 	uint64_t cl0 = e->layout->ctr_line_of(first);
 	uint64_t cl1 = e->layout->ctr_line_of(first + n - 1);
 	for (uint64_t cl = cl0; cl <= cl1; cl++) {
@@ -388,7 +415,6 @@ void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n)
 		e->stat[ST_CC_WRITEBACKS]++;
 		enqueue_ctr(e, core, cl, e->tm.clock[core], 1, &acc);
 	}
-	pthread_mutex_unlock(&e->lock);
 }
 
 /* emu_set_counter_atomic -- set the persistent CounterAtomic bits. */

@@ -320,6 +320,42 @@ static int check_magic(const char *path, const char *magic, const void *hdr,
 	return 0;
 }
 
+/*
+ * check_adr -- the valid entries of a dirty pool's ADR queues address lines
+ * of the pool: recovery writes each one home at its address.
+ */
+static int check_adr(const char *meta_path, const struct superblock *sb)
+{
+	int fd = open(meta_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return emu_err(-errno, "%s: %s", meta_path, strerror(errno));
+	uint64_t lines[2] = {sb->nlines, (sb->nlines + ctr_layout_mono.lines_per_ctr_line - 1) /
+					 ctr_layout_mono.lines_per_ctr_line};
+	unsigned total = sb->adr_data_cap + sb->adr_ctr_cap;
+	struct wq_entry w[32];
+	int rc = 0;
+	for (unsigned i = 0; i < total && !rc; i += 32) {
+		unsigned n = total - i < 32 ? total - i : 32;
+		off_t at = (off_t)(sb->adr_off + ADR_HDR_SIZE + (uint64_t)i * sizeof(w[0]));
+		if (pread(fd, w, n * sizeof(w[0]), at) != (ssize_t)(n * sizeof(w[0]))) {
+			rc = emu_err(SPM_E_TRUNCATED, "%s: cannot read the ADR region", meta_path);
+			break;
+		}
+		for (unsigned j = 0; j < n; j++) {
+			int is_ctr = i + j >= sb->adr_data_cap;
+			if ((w[j].state & WQ_VALID) && w[j].addr >= lines[is_ctr]) {
+				rc = emu_err(SPM_E_CORRUPT, "%s: ADR %s queue entry %u addresses line "
+					     "%llu beyond the pool", meta_path, is_ctr ? "counter" : "data",
+					     is_ctr ? i + j - sb->adr_data_cap : i + j,
+					     (unsigned long long)w[j].addr);
+				break;
+			}
+		}
+	}
+	close(fd);
+	return rc;
+}
+
 /* validate -- read and check both headers; nothing is written. */
 static int validate(const char *path, const char *meta_path, struct data_hdr *dh,
 		    struct superblock *sb)
@@ -368,11 +404,22 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 		sb->meta_size == sb->shadow_off + round_up(sb->shadow_slots * sizeof(uint64_t),
 							   EMU_PAGE) &&
 		sb->ctr_layout == 0;
+	/* every region inside meta_size (so none of the sums above wrapped
+	 * around) and page aligned (the counters are mapped at ctr_off) */
+#define REGION_OK(off, size) ((off) % EMU_PAGE == 0 && (off) <= sb->meta_size && \
+			      (size) <= sb->meta_size - (off))
+	geometry_ok = geometry_ok && REGION_OK(sb->adr_off, sb->adr_size) &&
+		      REGION_OK(sb->ctr_off, sb->ctr_size) &&
+		      REGION_OK(sb->ca_off, sb->ca_size) &&
+		      REGION_OK(sb->shadow_off, sb->shadow_slots * sizeof(uint64_t));
+#undef REGION_OK
 	if (!geometry_ok)
 		return emu_err(SPM_E_CORRUPT, "%s: inconsistent geometry", meta_path);
 	if ((uint64_t)msize != sb->meta_size)
 		return emu_err(SPM_E_TRUNCATED, "%s: size %lld, superblock says %llu",
 			       meta_path, (long long)msize, (unsigned long long)sb->meta_size);
+	if (sb->state == SB_STATE_DIRTY)
+		return check_adr(meta_path, sb);
 	return 0;
 }
 

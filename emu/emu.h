@@ -58,9 +58,12 @@ const char *emu_design_name(const struct emu *e);
 /* Fill the plaintext view (size emu_size()) by decrypting every data line. */
 int emu_load_view(struct emu *e, void *view);
 
-/* clwb of lines [first, first+n) whose plaintext is at view + 64*line. */
+/* clwb of lines [first, first+n) whose plaintext is at view + 64*line;
+ * flags may add, under the same controller entry, a counter_cache_writeback
+ * of those lines (EMU_WB_CCWB) and then a fence (EMU_WB_FENCE). */
+enum { EMU_WB_CCWB = 1u, EMU_WB_FENCE = 2u };
 void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
-		     const void *view);
+		     const void *view, unsigned flags);
 /* sfence: the core's write-backs are accepted into the ADR domain. */
 void emu_fence(struct emu *e, unsigned core);
 /* counter_cache_writeback() for the counters of lines [first, first+n). */

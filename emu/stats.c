@@ -10,6 +10,22 @@ static const char *const stat_names[STAT__N] = {
 #undef STAT
 };
 
+/* core_clock_name -- is name "time.core<i>_ns" with i < EMU_MAX_CORES? */
+static int core_clock_name(const char *name, unsigned *core)
+{
+	const char *p = name + sizeof("time.core") - 1;
+	unsigned i = 0, digits = 0;
+	if (strncmp(name, "time.core", sizeof("time.core") - 1) != 0)
+		return 0;
+	for (; *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
+		i = i * 10 + (unsigned)(*p - '0');
+	if (!digits || (digits > 1 && p[-digits] == '0') || strcmp(p, "_ns") != 0 ||
+	    i >= EMU_MAX_CORES)
+		return 0;
+	*core = i;
+	return 1;
+}
+
 /* emu_stat -- the value of statistic name. */
 int emu_stat(struct emu *e, const char *name, uint64_t *value)
 {
@@ -17,8 +33,11 @@ int emu_stat(struct emu *e, const char *name, uint64_t *value)
 		return emu_err(SPM_E_INVAL, "spm_stat: NULL argument");
 	pthread_mutex_lock(&e->lock);
 	int rc = 0;
+	unsigned core;
 	if (strcmp(name, "time.modeled_ns") == 0) {
 		*value = tm_makespan(&e->tm) / 1000;
+	} else if (core_clock_name(name, &core)) {
+		*value = e->tm.clock[core] / 1000;
 	} else {
 		rc = emu_err(SPM_E_INVAL, "spm_stat: unknown statistic \"%s\"", name);
 		for (unsigned i = 0; i < STAT__N; i++)

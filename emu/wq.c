@@ -39,7 +39,7 @@ void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr)
 		/* non-temporal: the home line is not read again while open.  The
 		 * process-crash model needs no fence (the CPU drains its write-
 		 * combining buffers at the kill); pmem_persist fences on pmem */
-		memcpy(home, w->payload, EMU_LINE);
+		line_stream(home, w->payload);
 		media_persist(&e->media, home, EMU_LINE);
 		if (w->state & WQ_COLOC) {
 			uint64_t *c = &e->ctr_home[w->addr];

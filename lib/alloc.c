@@ -17,14 +17,31 @@
 
 #include "pool_internal.h"
 
-uint64_t *alloc_used_words(spm_pool *p)
+enum { USED = 0, START = 1 };
+
+/* bm -- the interleaved persistent bitmaps: word 2*i + which. */
+static uint64_t *bm(spm_pool *p)
 {
 	return (uint64_t *)(p->view + p->hdr->bm_off);
 }
 
-uint64_t *alloc_start_words(spm_pool *p)
+/* pbit -- bit i of persistent bitmap which. */
+static int pbit(spm_pool *p, int which, uint64_t i)
 {
-	return alloc_used_words(p) + p->hdr->bm_words;
+	return (bm(p)[2 * (i / 64) + (uint64_t)which] >> (i % 64)) & 1;
+}
+
+/* set_pbits -- bits [first, first+n) of persistent bitmap which. */
+static void set_pbits(spm_pool *p, int which, uint64_t first, uint64_t n, int value)
+{
+	uint64_t *w = bm(p);
+	for (uint64_t i = first; i < first + n; i++) {
+		uint64_t *word = &w[2 * (i / 64) + (uint64_t)which];
+		if (value)
+			*word |= 1ull << (i % 64);
+		else
+			*word &= ~(1ull << (i % 64));
+	}
 }
 
 static int bit(const uint64_t *w, uint64_t i)
@@ -49,7 +66,8 @@ int alloc_init(spm_pool *p)
 	p->busy = malloc(words * sizeof(uint64_t) + sizeof(uint64_t));
 	if (!p->busy)
 		return emu_err(-ENOMEM, "out of memory for the allocator");
-	memcpy(p->busy, alloc_used_words(p), words * sizeof(uint64_t));
+	for (uint64_t i = 0; i < words; i++)
+		p->busy[i] = bm(p)[2 * i + USED];
 	/* units past the end of the heap are never free */
 	uint64_t tail = p->hdr->heap_units % 64;
 	if (tail)
@@ -123,40 +141,36 @@ int alloc_object_units(spm_pool *p, uint64_t off, uint64_t *units)
 		return emu_err(SPM_E_INVAL, "spm_tx_free: %llu is not an object",
 			       (unsigned long long)off);
 	uint64_t u = (off - h) / UNIT;
-	const uint64_t *used = alloc_used_words(p), *start = alloc_start_words(p);
-	if (!bit(used, u) || !bit(start, u))
+	if (!pbit(p, USED, u) || !pbit(p, START, u))
 		return emu_err(SPM_E_INVAL, "spm_tx_free: %llu is not an allocated object",
 			       (unsigned long long)off);
 	uint64_t end = u + 1;
-	while (end < total && bit(used, end) && !bit(start, end))
+	while (end < total && pbit(p, USED, end) && !pbit(p, START, end))
 		end++;
 	*units = end - u;
 	return 0;
 }
 
-/* log_words -- snapshot the bitmap words holding units [u, u+n). */
-static int log_words(spm_pool *p, uint64_t *words, uint64_t u, uint64_t n)
+/* log_words -- snapshot both bitmaps' words for units [u, u+n). */
+static int log_words(spm_pool *p, uint64_t u, uint64_t n)
 {
 	uint64_t w0 = u / 64, w1 = (u + n - 1) / 64;
-	uint64_t off = (uint64_t)((uint8_t *)(words + w0) - p->view);
-	return tx_add_internal(p, off, (w1 - w0 + 1) * sizeof(uint64_t));
+	uint64_t off = (uint64_t)((uint8_t *)(bm(p) + 2 * w0) - p->view);
+	return tx_add_internal(p, off, (w1 - w0 + 1) * 2 * sizeof(uint64_t));
 }
 
 /* alloc_commit -- apply the transaction's allocations and frees, logged. */
 int alloc_commit(spm_pool *p, struct lane *l)
 {
-	uint64_t *used = alloc_used_words(p), *start = alloc_start_words(p);
 	for (size_t i = 0; i < l->allocs.n + l->frees.n; i++) {
 		int is_alloc = i < l->allocs.n;
 		struct range r = is_alloc ? l->allocs.r[i] : l->frees.r[i - l->allocs.n];
 		uint64_t u = (r.off - p->hdr->heap_off) / UNIT, n = r.len / UNIT;
-		int rc = log_words(p, used, u, n);
-		if (!rc)
-			rc = log_words(p, start, u, 1);
+		int rc = log_words(p, u, n);
 		if (rc)
 			return rc;
-		set_bits(used, u, n, is_alloc);
-		set_bits(start, u, 1, is_alloc);
+		set_pbits(p, USED, u, n, is_alloc);
+		set_pbits(p, START, u, 1, is_alloc);
 	}
 	return 0;
 }

@@ -111,7 +111,7 @@ void evict_maybe_slow(spm_pool *p)
 	}
 	pthread_mutex_unlock(&p->evict_lock);
 	for (unsigned i = 0; i < k; i++)
-		emu_write_lines(p->emu, pool_core(p), lines[i], 1, p->view);
+		emu_write_lines(p->emu, pool_core(p), lines[i], 1, p->view, 0);
 	if (k)
 		emu_stat_rt_add(p->emu, EMU_RT_EVICTED, k);
 }

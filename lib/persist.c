@@ -46,14 +46,21 @@ static uint64_t lines_of(spm_pool *p, uint64_t off, uint64_t len, uint64_t *firs
 	return (off + len + SPM_LINE - 1) / SPM_LINE - *first;
 }
 
-/* pool_write_range -- write back the lines of a pool range. */
-void pool_write_range(spm_pool *p, uint64_t off, uint64_t len)
+/* pool_write_range -- write back the lines of a pool range (flags: EMU_WB_*). */
+void pool_write_range_f(spm_pool *p, uint64_t off, uint64_t len, unsigned flags)
 {
 	uint64_t first, n = lines_of(p, off, len, &first);
 	if (n) {
-		emu_write_lines(p->emu, pool_core(p), first, n, p->view);
+		emu_write_lines(p->emu, pool_core(p), first, n, p->view, flags);
 		evict_clean(p, first, n);
+	} else if (flags & EMU_WB_FENCE) {
+		emu_fence(p->emu, pool_core(p));
 	}
+}
+
+void pool_write_range(spm_pool *p, uint64_t off, uint64_t len)
+{
+	pool_write_range_f(p, off, len, 0);
 }
 
 /* pool_ccwb_range -- counter_cache_writeback of a pool range. */

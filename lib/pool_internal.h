@@ -14,7 +14,7 @@
 
 #define POOL_HDR_OFF 4096u     /* one line after the data header page */
 #define POOL_MAGIC "SPMHEAP\0"
-#define POOL_VERSION 1u
+#define POOL_VERSION 2u
 #define POOL_NLANES 16u
 #define POOL_LANE_SIZE (64u * 1024u)
 #define POOL_MIN_SIZE (4u << 20)
@@ -26,7 +26,7 @@ struct pool_hdr {
 	uint32_t version;
 	uint32_t nlanes;
 	uint64_t lane_off, lane_size;
-	uint64_t bm_off, bm_words; /* used bitmap, then start bitmap */
+	uint64_t bm_off, bm_words; /* used and start bitmaps, words interleaved */
 	uint64_t heap_off, heap_units;
 	uint32_t checksum; /* crc32 of the fields above */
 	uint32_t pad;
@@ -46,8 +46,7 @@ struct log_entry {
 	uint64_t off;
 	uint64_t len;
 	uint64_t gen;
-	uint32_t crc; /* crc32 of off, len, gen and the data */
-	uint32_t pad;
+	uint64_t sum; /* entry_sum() of off, len, gen and the data */
 };
 
 struct range {
@@ -119,6 +118,7 @@ int config_parse(struct emu_config *cfg, const char *options);
 /* persist.c */
 unsigned pool_core(spm_pool *p);
 void pool_write_range(spm_pool *p, uint64_t off, uint64_t len);
+void pool_write_range_f(spm_pool *p, uint64_t off, uint64_t len, unsigned flags);
 void pool_ccwb_range(spm_pool *p, uint64_t off, uint64_t len);
 uint64_t thread_id(void);
 
@@ -136,7 +136,5 @@ void alloc_unreserve(spm_pool *p, uint64_t off, uint64_t units);
 int alloc_object_units(spm_pool *p, uint64_t off, uint64_t *units);
 int alloc_commit(spm_pool *p, struct lane *l);
 void alloc_after_commit(spm_pool *p, struct lane *l);
-uint64_t *alloc_used_words(spm_pool *p);
-uint64_t *alloc_start_words(spm_pool *p);
 
 #endif
