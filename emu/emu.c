@@ -385,6 +385,9 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 			       meta_path, sb->version, SPM_FORMAT_VERSION);
 	if (sb->checksum != sb_crc(sb) || sb->sb_size != sizeof(*sb))
 		return emu_err(SPM_E_CORRUPT, "%s: superblock checksum mismatch", meta_path);
+	if (sb->features != 0)
+		return emu_err(SPM_E_VERSION, "%s: unknown feature flags 0x%llx (a newer spm?)",
+			       meta_path, (unsigned long long)sb->features);
 	if (sb->state != SB_STATE_CLEAN && sb->state != SB_STATE_DIRTY)
 		return emu_err(SPM_E_CORRUPT, "%s: bad clean/dirty state word", meta_path);
 	if (memcmp(sb->uuid, dh->uuid, 16) != 0)
@@ -401,6 +404,7 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 		sb->ca_off == sb->ctr_off + sb->ctr_size && sb->ca_size >= (nl + 7) / 8 &&
 		sb->shadow_off == sb->ca_off + sb->ca_size && sb->shadow_slots >= 1 &&
 		sb->shadow_slots <= (1u << 24) && sb->stop_loss >= 1 &&
+		sb->stop_loss <= (1ull << 32) &&
 		sb->meta_size == sb->shadow_off + round_up(sb->shadow_slots * sizeof(uint64_t),
 							   EMU_PAGE) &&
 		sb->ctr_layout == 0;
@@ -555,6 +559,16 @@ int emu_close(struct emu *e)
 	pthread_mutex_destroy(&e->lock);
 	emu_free(e);
 	return 0;
+}
+
+/* emu_abandon -- give up an open pool without a clean shutdown: nothing is
+ * drained or marked clean (a pool refused after recovery stays dirty). */
+void emu_abandon(struct emu *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_destroy(&e->lock);
+	emu_free(e);
 }
 
 bool emu_was_dirty(const struct emu *e)

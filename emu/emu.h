@@ -51,6 +51,8 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 int emu_open(struct emu **out, const char *path, const struct emu_config *cfg);
 /* Drain queues, write back counters, mark clean, unmap, free. */
 int emu_close(struct emu *e);
+/* Unmap and free without a clean shutdown (the pool stays dirty). */
+void emu_abandon(struct emu *e);
 
 bool emu_was_dirty(const struct emu *e);
 uint64_t emu_size(const struct emu *e);

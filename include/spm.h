@@ -132,7 +132,10 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
  * the rest, then interrupted transactions are rolled back and the allocator
  * repaired.  Bad input (not a pool, truncated, corrupt, another pool's meta
  * file, a newer version, the wrong key, a bad option) is refused with its own
- * error code before any file is modified.
+ * error code before any file is modified.  Damage inside the encrypted
+ * content of a dirty pool (e.g. a forged write queue entry) shows only after
+ * the controller has drained its queues; such a pool is refused
+ * (SPM_E_CORRUPT) and left dirty, never marked clean.
  */
 SPM_API int spm_open(spm_pool **pool, const char *path, const char *options);
 
@@ -241,6 +244,8 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  * unknown name.  Names:
  *   tx.committed tx.aborted          transactions
  *   time.modeled_ns                  modeled time: the largest core clock
+ *   time.core<i>_ns                  the clock of modeled core i (0..63), e.g.
+ *                                    time.core0_ns (see spm_core_set)
  *   media.writes                     all media write requests
  *   media.writes.data / .counter     by class (a co-located write counts as data)
  *   media.writes.log                 data writes to transaction log lines

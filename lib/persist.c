@@ -40,6 +40,12 @@ static uint64_t lines_of(spm_pool *p, uint64_t off, uint64_t len, uint64_t *firs
 	*first = 0;
 	if (len == 0 || off >= p->size)
 		return 0;
+	if (off < POOL_HDR_OFF) { /* page 0 is the controller's data header */
+		if (off + len <= POOL_HDR_OFF)
+			return 0;
+		len -= POOL_HDR_OFF - off;
+		off = POOL_HDR_OFF;
+	}
 	if (len > p->size - off)
 		len = p->size - off;
 	*first = off / SPM_LINE;

@@ -191,8 +191,9 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
 	*pool = p;
 	return 0;
 fail:
-	if (p->emu)
-		emu_close(p->emu);
+	/* refused: leave the pool as it is, dirty if it was, never marked clean */
+	emu_abandon(p->emu);
+	p->emu = NULL;
 	pool_free(p);
 	return rc;
 }

@@ -1,0 +1,255 @@
+/*
+ * test_meta_geometry.c -- superblocks with a valid checksum but a geometry
+ * that would make the controller read or write outside the meta or data
+ * file, and dirty pools whose ADR entries address lines outside the pool,
+ * are refused with SPM_E_CORRUPT before any file is modified.  Found by
+ * fuzz_open (issue #4); each case crashed or modified the pool before.
+ *
+ * Internal: builds the bad superblocks with struct superblock.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include <spm.h>
+#include "emu_internal.h"
+
+#define POOL_SIZE (4u << 20)
+
+static char path[4200], meta_path[4300], key_path[4300];
+static uint8_t *img_data, *img_meta, *img_key;
+static size_t len_data, len_meta, len_key;
+static struct superblock sb0; /* the pool's superblock */
+
+static const char msg_text[] = "geometry";
+
+static uint8_t *slurp(const char *p, size_t *len)
+{
+	FILE *f = fopen(p, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	uint8_t *buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void spit(const char *p, const void *buf, size_t len)
+{
+	FILE *f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void remove_pool(void)
+{
+	unlink(path);
+	unlink(meta_path);
+	unlink(key_path);
+}
+
+/* sb_crc -- the superblock checksum, as emu.c defines it. */
+static uint32_t sb_crc(const struct superblock *sb)
+{
+	const uint8_t *p = (const uint8_t *)sb;
+	uLong c = crc32(0L, Z_NULL, 0);
+	c = crc32(c, p, offsetof(struct superblock, checksum));
+	c = crc32(c, p + offsetof(struct superblock, pad),
+		  offsetof(struct superblock, state) - offsetof(struct superblock, pad));
+	return (uint32_t)c;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *d = getenv("SPM_TEST_DIR");
+	snprintf(path, sizeof(path), "%s/geom-%ld", d && *d ? d : "/tmp", (long)getpid());
+	snprintf(meta_path, sizeof(meta_path), "%s.meta", path);
+	snprintf(key_path, sizeof(key_path), "%s.key", path);
+	remove_pool();
+	spm_pool *p = NULL;
+	if (spm_create(&p, path, POOL_SIZE, "design=sca"))
+		return -1;
+	char *r = spm_root(p, 64);
+	if (!r || spm_tx_begin(p) || spm_tx_add(p, r, 64))
+		return -1;
+	strcpy(r, msg_text);
+	if (spm_tx_commit(p) || spm_close(p))
+		return -1;
+	img_data = slurp(path, &len_data);
+	img_meta = slurp(meta_path, &len_meta);
+	img_key = slurp(key_path, &len_key);
+	memcpy(&sb0, img_meta, sizeof(sb0));
+	return sb0.state == SB_STATE_CLEAN && sb0.meta_size == len_meta ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	remove_pool();
+	free(img_data);
+	free(img_meta);
+	free(img_key);
+	return 0;
+}
+
+/*
+ * refused -- write the pool with meta (mlen bytes), open: SPM_E_CORRUPT with
+ * a message naming the meta file and needle, and no file modified.
+ */
+static void refused(const char *what, const uint8_t *meta, size_t mlen, const char *needle)
+{
+	spit(path, img_data, len_data);
+	spit(meta_path, meta, mlen);
+	spit(key_path, img_key, len_key);
+	spm_pool *p = NULL;
+	int rc = spm_open(&p, path, NULL);
+	if (rc == 0)
+		spm_close(p);
+	const char *msg = spm_errormsg();
+	print_message("  %-34s %d %s\n", what, rc, rc ? msg : "opened");
+	if (rc != SPM_E_CORRUPT)
+		fail_msg("%s: spm_open = %d (%s), expected SPM_E_CORRUPT", what, rc,
+			 rc ? spm_strerror(rc) : "success");
+	assert_null(p);
+	assert_non_null(strstr(msg, meta_path));
+	assert_non_null(strstr(msg, needle));
+	size_t n;
+	uint8_t *b = slurp(path, &n);
+	if (n != len_data || memcmp(b, img_data, n) != 0)
+		fail_msg("%s: the data file was modified", what);
+	free(b);
+	b = slurp(meta_path, &n);
+	if (n != mlen || memcmp(b, meta, n) != 0)
+		fail_msg("%s: the meta file was modified", what);
+	free(b);
+	b = slurp(key_path, &n);
+	if (n != len_key || memcmp(b, img_key, n) != 0)
+		fail_msg("%s: the key file was modified", what);
+	free(b);
+}
+
+/* with_sb -- the pool's meta file with superblock s (checksum fixed). */
+static uint8_t *with_sb(struct superblock s, size_t mlen)
+{
+	uint8_t *m = calloc(1, mlen > len_meta ? mlen : len_meta);
+	assert_non_null(m);
+	memcpy(m, img_meta, len_meta);
+	s.checksum = sb_crc(&s);
+	memcpy(m, &s, sizeof(s));
+	return m;
+}
+
+static void geometry(void **state)
+{
+	(void)state;
+	struct superblock s = sb0;
+	/* ADR region 64 bytes longer (and the file): counters not page aligned */
+	s.adr_size += 64, s.ctr_off += 64, s.ca_off += 64, s.shadow_off += 64;
+	s.meta_size += 64;
+	uint8_t *m = with_sb(s, len_meta + 64);
+	refused("regions not page aligned", m, len_meta + 64, "geometry");
+	free(m);
+	/* sizes 2^63 larger: every sum wraps around to the real layout */
+	s = sb0;
+	s.adr_size += 1ull << 63, s.ctr_off += 1ull << 63, s.ctr_size += 1ull << 63;
+	m = with_sb(s, len_meta);
+	refused("region sums wrap around", m, len_meta, "geometry");
+	s.state = SB_STATE_DIRTY; /* and dirty, with a counter entry to recover */
+	free(m);
+	m = with_sb(s, len_meta);
+	struct wq_entry w = {.seq = 1, .addr = 0, .state = WQ_VALID | WQ_READY};
+	memcpy(m + sb0.adr_off + ADR_HDR_SIZE + sb0.adr_data_cap * sizeof(w), &w, sizeof(w));
+	refused("region sums wrap around, dirty", m, len_meta, "geometry");
+	free(m);
+	/* the shadow table past the end of the file */
+	s = sb0;
+	s.shadow_slots = sb0.shadow_slots + 1;
+	s.meta_size = sb0.meta_size; /* the formula says one page more */
+	m = with_sb(s, len_meta);
+	refused("shadow table past meta_size", m, len_meta, "geometry");
+	free(m);
+}
+
+static void adr_entries(void **state)
+{
+	(void)state;
+	struct superblock s = sb0;
+	s.state = SB_STATE_DIRTY;
+	size_t dq = sb0.adr_off + ADR_HDR_SIZE;
+	size_t cq = dq + sb0.adr_data_cap * sizeof(struct wq_entry);
+	uint64_t ctr_lines = (sb0.nlines + 7) / 8;
+	struct {
+		const char *what;
+		size_t at;
+		uint64_t addr;
+	} c[] = {
+		{"data entry at line 2^40", dq, 1ull << 40},
+		{"data entry one past the pool", dq + 5 * sizeof(struct wq_entry), sb0.nlines},
+		{"last data entry, line 2^64-1", cq - sizeof(struct wq_entry), UINT64_MAX},
+		{"counter entry one past", cq, ctr_lines},
+		{"last counter entry, line 2^63",
+		 cq + (sb0.adr_ctr_cap - 1) * sizeof(struct wq_entry), 1ull << 63},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint8_t *m = with_sb(s, len_meta);
+		struct wq_entry w = {.seq = 1, .addr = c[i].addr, .state = WQ_VALID | WQ_READY};
+		memcpy(m + c[i].at, &w, sizeof(w));
+		refused(c[i].what, m, len_meta, "beyond the pool");
+		/* not valid: ignored by recovery, no reason to refuse */
+		w.state = WQ_READY;
+		memcpy(m + c[i].at, &w, sizeof(w));
+		spit(meta_path, m, len_meta);
+		spm_pool *p = NULL;
+		if (spm_open(&p, path, NULL))
+			fail_msg("%s, entry not valid: %s", c[i].what, spm_errormsg());
+		assert_int_equal(spm_close(p), 0);
+		free(m);
+	}
+	/* in range: recovered (the line's own ciphertext written home again) */
+	uint64_t line = sb0.nlines - 1;
+	uint8_t *m = with_sb(s, len_meta);
+	struct wq_entry w = {.seq = 1, .addr = line, .state = WQ_VALID | WQ_READY};
+	memcpy(w.payload, img_data + line * EMU_LINE, EMU_LINE);
+	memcpy(m + dq, &w, sizeof(w));
+	w = (struct wq_entry){.seq = 2, .addr = ctr_lines - 1, .state = WQ_VALID | WQ_READY};
+	memcpy(w.payload, img_meta + sb0.ctr_off + (ctr_lines - 1) * EMU_LINE, EMU_LINE);
+	memcpy(m + cq, &w, sizeof(w));
+	spit(path, img_data, len_data);
+	spit(meta_path, m, len_meta);
+	free(m);
+	spm_pool *p = NULL;
+	if (spm_open(&p, path, NULL))
+		fail_msg("dirty pool with entries in range: %s", spm_errormsg());
+	uint64_t drained = 0;
+	assert_int_equal(spm_stat(p, "recovery.drained", &drained), 0);
+	assert_int_equal(drained, 2);
+	const char *r = spm_root(p, 64);
+	assert_non_null(r);
+	assert_string_equal(r, msg_text);
+	assert_int_equal(spm_close(p), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(geometry),
+		cmocka_unit_test(adr_entries),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
