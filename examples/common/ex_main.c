@@ -226,6 +226,14 @@ static int load_log(struct ex_ctx *c)
 
 /* ---- create ------------------------------------------------------------- */
 
+/* init_head -- inside a transaction: the magic and the empty structure. */
+static int init_head(struct ex_ctx *c)
+{
+	memcpy(c->head->magic, c->ds->magic, 8);
+	c->head->version = EX_VERSION;
+	return c->ds->init ? c->ds->init(c) : 0;
+}
+
 static int cmd_create(const struct ex_ds *ds, int argc, char **argv)
 {
 	const char *path = NULL, *options = NULL;
@@ -257,11 +265,8 @@ static int cmd_create(const struct ex_ds *ds, int argc, char **argv)
 	}
 	/* one transaction: the magic, and the structure's empty state */
 	if ((rc = spm_tx_begin(c.pool)) ||
-	    (rc = spm_tx_add(c.pool, c.head, SPM_LINE)))
-		goto fail;
-	memcpy(c.head->magic, ds->magic, 8);
-	c.head->version = EX_VERSION;
-	if ((ds->init && (rc = ds->init(&c))) || (rc = spm_tx_commit(c.pool)))
+	    (rc = spm_tx_add(c.pool, c.head, SPM_LINE)) || (rc = init_head(&c)) ||
+	    (rc = spm_tx_commit(c.pool)))
 		goto fail;
 	printf("created %s: %s, %zu bytes, design %s\n", path, ds->name, spm_size(c.pool),
 	       spm_design(c.pool));
@@ -369,17 +374,16 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 	if (code)
 		return code;
 	uint64_t first;
-	if (load_log(&c) || ops_done(&c, &first)) {
+	struct ex_run r = {.seed = seed, .n_ops = n, .value_size = vs, .mix = mix,
+			   .param = elements};
+	int rc = ex_instance_begin_run(&c, &r, &first);
+	if (rc == -EINVAL) {
 		fprintf(stderr, "%s: %s is damaged (%s); see '%s check'\n", prog, path,
 			c.why, prog);
 		return close_pool(&c, 1);
 	}
-	c.buf = malloc(EX_VALUE_MAX);
-	struct ex_run r = {.seed = seed, .first_op = first, .n_ops = n,
-			   .value_size = vs, .mix = mix, .param = elements};
-	int rc = c.buf ? append_run(&c, &r) : -ENOMEM;
 	if (rc) {
-		free(c.buf);
+		ex_instance_free(&c);
 		spm_fail("starting the run", rc, 1);
 		return close_pool(&c, 1);
 	}
@@ -389,7 +393,7 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 	uint64_t end = first + n;
 	for (uint64_t j = first; j < end; j++) {
 		if ((rc = ds->op(&c, j))) {
-			free(c.buf);
+			ex_instance_free(&c);
 			char what[64];
 			snprintf(what, sizeof(what), "op %" PRIu64, j);
 			spm_fail(what, rc, 1);
@@ -400,20 +404,14 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 			fflush(stdout);
 		}
 	}
-	/* trailing lookups change nothing, but are done: count them */
 	uint64_t k = end;
-	if (!ds->ops_done && c.head->ops != end) {
-		if ((rc = spm_tx_begin(c.pool)) == 0 && (rc = ex_tx_count(&c, end - 1)) == 0)
-			rc = spm_tx_commit(c.pool);
-		if (rc) {
-			spm_tx_abort(c.pool);
-			free(c.buf);
-			spm_fail("counting the run", rc, 1);
-			return close_pool(&c, 1);
-		}
+	if ((rc = ex_instance_end_run(&c, end))) {
+		ex_instance_free(&c);
+		spm_fail("counting the run", rc, 1);
+		return close_pool(&c, 1);
 	}
 	double secs = now() - t0;
-	free(c.buf);
+	ex_instance_free(&c);
 
 	const struct ex_run *rec = &c.runs[c.cur];
 	printf("%s: %" PRIu64 " ops in %.3f s: %.0f ops/s (design %s, value %" PRIu64
@@ -427,6 +425,59 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 		if (spm_stat(c.pool, stat_names[i], &v) == 0)
 			printf("  %-22s %" PRIu64 "\n", stat_names[i], v);
 	return close_pool(&c, 0);
+}
+
+/* ---- instances: the same, for a program driving structures in-process ---- */
+
+int ex_instance_new(spm_pool *pool, const struct ex_ds *ds, struct ex_ctx *c)
+{
+	*c = (struct ex_ctx){.pool = pool, .ds = ds};
+	int rc = spm_tx_begin(pool);
+	if (rc)
+		return rc;
+	spm_off_t off = spm_tx_alloc(pool, ds->root_size);
+	if (!off) {
+		rc = SPM_E_NOSPACE;
+		goto fail;
+	}
+	c->head = spm_ptr(pool, off);
+	if ((rc = init_head(c)) || (rc = spm_tx_commit(pool)))
+		goto fail;
+	return 0;
+fail:
+	spm_tx_abort(pool);
+	c->head = NULL;
+	return rc;
+}
+
+int ex_instance_begin_run(struct ex_ctx *c, const struct ex_run *r, uint64_t *first)
+{
+	if (load_log(c) || ops_done(c, first))
+		return -EINVAL;
+	if (!c->buf && !(c->buf = malloc(EX_VALUE_MAX)))
+		return -ENOMEM;
+	struct ex_run rec = *r;
+	rec.first_op = *first;
+	return append_run(c, &rec);
+}
+
+int ex_instance_end_run(struct ex_ctx *c, uint64_t end)
+{
+	/* trailing lookups change nothing, but are done: count them */
+	if (c->ds->ops_done || end == 0 || c->head->ops == end)
+		return 0;
+	int rc = spm_tx_begin(c->pool);
+	if (rc == 0 && (rc = ex_tx_count(c, end - 1)) == 0)
+		rc = spm_tx_commit(c->pool);
+	if (rc)
+		spm_tx_abort(c->pool);
+	return rc;
+}
+
+void ex_instance_free(struct ex_ctx *c)
+{
+	free(c->buf);
+	c->buf = NULL;
 }
 
 /* ---- check -------------------------------------------------------------- */

@@ -120,8 +120,34 @@ struct ex_ds {
 	void (*model_free)(void *model);
 };
 
+/* The workloads' tables, one per examples/<name>/workload.c (library
+ * ex_<name>_workload): the commands and spm-bench drive them. */
+extern const struct ex_ds ex_ds_array, ex_ds_btree, ex_ds_hashmap, ex_ds_list,
+	ex_ds_queue, ex_ds_rbtree;
+
 /* ex_main -- the whole command line of spm-<ds->name>. */
 int ex_main(const struct ex_ds *ds, int argc, char **argv);
+
+/*
+ * Instances: the commands' create and run for a program that drives several
+ * structures in one pool in-process (a benchmark).  An instance's head
+ * (ds->root_size bytes, struct ex_head first) is an object of the heap
+ * instead of the root; it is initialised as create does and keeps its own
+ * run log as run does.  Do op j with c->ds->op(c, j).
+ *
+ * ex_instance_new       -- a new instance of ds in pool, in one transaction.
+ * ex_instance_begin_run -- append the record r (its first_op is ignored) as
+ *                          run does; *first = the index of its first op.
+ *                          -EINVAL with c->why set if the run log is damaged.
+ * ex_instance_end_run   -- after ops [*first, end): count trailing ops that
+ *                          changed nothing (lookups), as run does.
+ * ex_instance_free      -- free the context's scratch (the objects stay).
+ * The commands create and run are built on the same code.
+ */
+int ex_instance_new(spm_pool *pool, const struct ex_ds *ds, struct ex_ctx *c);
+int ex_instance_begin_run(struct ex_ctx *c, const struct ex_run *r, uint64_t *first);
+int ex_instance_end_run(struct ex_ctx *c, uint64_t end);
+void ex_instance_free(struct ex_ctx *c);
 
 /* ex_root -- the structure's root: the root object cast (struct ex_head first). */
 static inline void *ex_root(struct ex_ctx *c)

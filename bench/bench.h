@@ -1,0 +1,85 @@
+/* bench.h -- spm-bench's parts: one measurement, its result, the workloads, the output. */
+#ifndef SPM_BENCH_H
+#define SPM_BENCH_H 1
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ex_main.h"
+
+#define BENCH_MAX_CORES 64u
+
+/* One measurement: a workload on a design. */
+struct bench_cfg {
+	const char *design;   /* an spm design, or "pmdk" */
+	const char *workload; /* array queue hashmap btree rbtree */
+	const char *profile;
+	const char *set;      /* extra spm options "k=v;k=v" ("" if none) */
+	const char *dir;      /* where pools go */
+	unsigned cores;       /* modeled cores, one instance each */
+	unsigned threads;     /* real threads, sharing out the cores */
+	uint64_t ops;         /* operations per core */
+	uint64_t tx_size;     /* value bytes per operation */
+	uint64_t seed;        /* core i uses seed + i */
+	uint64_t footprint;   /* bytes of data per core before the measured phase */
+	uint64_t elements;    /* array elements (0: from footprint, else 1024) */
+	unsigned mix;         /* enum ex_mix for the map workloads */
+};
+
+/* The statistics a measurement records: CSV column, spm_stat name. */
+struct bench_stat {
+	const char *column, *name;
+};
+extern const struct bench_stat bench_stats[];
+extern const unsigned bench_nstats;
+#define BENCH_MAX_STATS 24u
+
+/* What a measurement gives (modeled 0 for pmdk: wall time only). */
+struct bench_result {
+	int modeled;
+	uint64_t ops;        /* all cores */
+	uint64_t modeled_ns; /* time.modeled_ns of the measured phase */
+	uint64_t wall_ns;    /* wall clock of the measured phase */
+	uint64_t items;      /* pmdk: items at the end */
+	uint64_t stat[BENCH_MAX_STATS];
+};
+
+/* bench_ds -- the callback table of example workload name, or NULL. */
+const struct ex_ds *bench_ds(const char *name);
+
+/* bench_run_spm / bench_run_pmdk -- one measurement; 0 or -1 (message on stderr). */
+int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out);
+int bench_run_pmdk(const struct bench_cfg *cfg, struct bench_result *out);
+int bench_have_pmdk(void);
+
+/*
+ * bench_options -- the spm_create options of cfg: design, profile,
+ * durability=none (plain stores into the pool files, spm's default on an
+ * ordinary file, whatever libpmem is told; see pmem_env in spm_bench.c),
+ * then the --set pairs, which win.
+ */
+void bench_options(const struct bench_cfg *cfg, char *buf, size_t len);
+
+/* bench_pool_size -- the pool bytes a measurement needs. */
+size_t bench_pool_size(const struct bench_cfg *cfg);
+
+/* A finished measurement: its configuration and the median of its repetitions. */
+struct bench_row {
+	struct bench_cfg cfg;
+	struct bench_result res;
+	unsigned reps;
+};
+
+/* bench_median -- res[0..n) reduced field by field to its median, into *out. */
+void bench_median(const struct bench_result *res, unsigned n, struct bench_result *out);
+
+/* bench_print_tables -- the tables, one per workload, normalized to plain. */
+void bench_print_tables(const struct bench_row *rows, size_t n);
+
+/* bench_write_csv -- the CSV file; 0 or -1 (message on stderr). */
+int bench_write_csv(const char *path, const struct bench_row *rows, size_t n);
+
+/* bench_now_ns -- CLOCK_MONOTONIC in nanoseconds. */
+uint64_t bench_now_ns(void);
+
+#endif

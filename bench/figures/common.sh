@@ -1,0 +1,54 @@
+# common.sh -- what the figure scripts share: where spm-bench and the output are, gnuplot, CSV columns.
+# Sourced by figNN.sh.  Environment: SPM_BENCH (the binary), OUT (default doc/figures),
+# OPS (operations per core, each script has its own default), BENCH_ARGS (extra flags).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+OUT=${OUT:-$ROOT/doc/figures}
+mkdir -p "$OUT"
+
+# find_bench -- spm-bench of a Release build if there is one.
+find_bench() {
+	if [ -n "${SPM_BENCH:-}" ]; then echo "$SPM_BENCH"; return; fi
+	for b in "$ROOT/build-rel/bench/spm-bench" "$ROOT/build/bench/spm-bench"; do
+		if [ -x "$b" ]; then echo "$b"; return; fi
+	done
+	echo "spm-bench not found: build it (cmake -B build-rel -DCMAKE_BUILD_TYPE=Release" \
+	     "&& cmake --build build-rel) or set SPM_BENCH" >&2
+	exit 1
+}
+BENCH=$(find_bench)
+
+# bench -- spm-bench with the caller's flags and BENCH_ARGS.
+bench() {
+	# shellcheck disable=SC2086
+	"$BENCH" "$@" ${BENCH_ARGS:-}
+}
+
+# terminal -- pngcairo if this gnuplot has it, else png.
+terminal() {
+	if gnuplot -e 'set terminal' 2>&1 | grep -q pngcairo; then
+		echo "pngcairo enhanced font 'Sans,10'"
+	else
+		echo "png"
+	fi
+}
+TERM_PNG=$(terminal)
+
+# AWK_COLS -- awk prologue: col["name"] = index, from the CSV header.
+AWK_COLS='BEGIN { FS = "," } NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }'
+
+# gmean_note -- the averages of the figures are geometric means over the workloads.
+WORKLOADS="array queue hashmap btree rbtree"
+
+# GP_STYLE -- gnuplot line types 1-6: plain ideal colocated colocated-cc fca sca, in every figure.
+GP_STYLE='
+set linetype 1 lc rgb "#000000" lw 2 pt 7
+set linetype 2 lc rgb "#1b9e77" lw 2 pt 5
+set linetype 3 lc rgb "#7570b3" lw 2 pt 9
+set linetype 4 lc rgb "#66a6d9" lw 2 pt 11
+set linetype 5 lc rgb "#d95f02" lw 2 pt 13
+set linetype 6 lc rgb "#0b4fa8" lw 2 pt 7
+set linetype 7 lc rgb "#e7298a" lw 2 pt 3
+set linetype 8 lc rgb "#666666" lw 2 pt 2
+'

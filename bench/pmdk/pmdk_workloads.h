@@ -1,0 +1,26 @@
+/* pmdk_workloads.h -- the five benchmark workloads on libpmemobj (unencrypted baseline). */
+#ifndef PMDK_WORKLOADS_H
+#define PMDK_WORKLOADS_H 1
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pmdk_result { uint64_t ops; uint64_t wall_ns; uint64_t items; };
+
+/* workload: "array" | "queue" | "hashmap" | "btree" | "rbtree".  Creates a fresh pool file at
+ * path (pool_size bytes; the caller removes it afterwards), runs `ops` operations with
+ * `value_size`-byte payloads from `seed` (each op one transaction), times the operations only
+ * (not create/close) with CLOCK_MONOTONIC, fills *out. 0 on success, -1 with a message on stderr. */
+int pmdk_run(const char *workload, const char *path, size_t pool_size, uint64_t ops,
+             size_t value_size, uint64_t seed, struct pmdk_result *out);
+
+/* pmdk_run_check -- pmdk_run, then close and reopen the pool and walk the structure: its
+ * invariants, every payload intact, its content equal to a replay of the ops, and its item
+ * count (out->items: the items found).  0 on success, -1 with the broken invariant on stderr. */
+int pmdk_run_check(const char *workload, const char *path, size_t pool_size, uint64_t ops,
+                   size_t value_size, uint64_t seed, struct pmdk_result *out);
+
+/* pmdk_workloads -- the names, NULL-terminated. */
+const char *const *pmdk_workloads(void);
+
+#endif

@@ -1,0 +1,378 @@
+/* spm_bench.c -- spm-bench: the example workloads on each design, a table normalized to plain, and CSV. */
+/*
+ *   spm-bench [--designs LIST] [--workloads LIST] [--ops N] [--tx-size LIST]
+ *             [--cores LIST] [--threads N] [--profile NAME] [--seed S]
+ *             [--set key=value]... [--csv FILE] [--reps N] [--dir DIR]
+ *             [--footprint BYTES] [--elements N] [--mix insert|mixed]
+ *
+ * With no flags: the main comparison of the counter-atomicity paper (SCA,
+ * HPCA 2018, Figure 12): the five workloads on plain, ideal, colocated,
+ * colocated-cc, fca, sca and libpmemobj ("pmdk").  See README "Benchmarks".
+ *
+ * Each measurement creates a pool in --dir, makes one instance of the
+ * workload per modeled core, resets the statistics, runs --ops operations per
+ * core (the measured phase), reads the statistics, and removes the pool.
+ * Modeled cores are interleaved deterministically: the core with the smallest
+ * modeled clock does its next operation.  Exit status: 0, 1 if a measurement
+ * failed, 2 for bad usage.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define MAX_LIST 32u
+
+#define DEFAULT_DESIGNS "plain,ideal,colocated,colocated-cc,fca,sca,pmdk"
+#define DEFAULT_WORKLOADS "array,queue,hashmap,btree,rbtree"
+#define DEFAULT_OPS 400000u
+
+struct list {
+	char *item[MAX_LIST];
+	unsigned n;
+};
+
+struct args {
+	struct list designs, workloads, tx_sizes, cores;
+	struct bench_cfg base;
+	unsigned reps;
+	const char *csv;
+	char set[2048];
+};
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: spm-bench [--designs LIST] [--workloads LIST] [--ops N] [--tx-size LIST]\n"
+		"                 [--cores LIST] [--threads N] [--profile NAME] [--seed S]\n"
+		"                 [--set key=value]... [--csv FILE] [--reps N] [--dir DIR]\n"
+		"                 [--footprint BYTES] [--elements N] [--mix insert|mixed]\n"
+		"LIST is comma separated.  Defaults: --designs %s\n"
+		"--workloads %s --ops %u (per core) --tx-size 64 --cores 1 --threads 1\n"
+		"--profile sca --seed 1 --reps 1 --dir /tmp --mix insert.\n"
+		"--set k=v: an spm_create option (repeatable); --footprint B: fill each map\n"
+		"instance with about B bytes first; --elements N: array length (1024, or\n"
+		"footprint / size); --reps N: repeat, report medians.\n",
+		DEFAULT_DESIGNS, DEFAULT_WORKLOADS, DEFAULT_OPS);
+	return 2;
+}
+
+/* parse_num -- a whole number with an optional k, m or g suffix; -1 if bad. */
+static int parse_num(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	unsigned shift = *end == 'k' || *end == 'K'   ? 10
+			 : *end == 'm' || *end == 'M' ? 20
+			 : *end == 'g' || *end == 'G' ? 30
+						      : 0;
+	end += shift != 0;
+	if (errno || *end || (shift && v > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* split -- a comma separated list (s is kept and cut); -1 if empty or too long. */
+static int split(char *s, struct list *l)
+{
+	l->n = 0;
+	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+		if (l->n == MAX_LIST)
+			return -1;
+		l->item[l->n++] = tok;
+	}
+	return l->n ? 0 : -1;
+}
+
+/* num_list -- every item of l is a number in [lo, hi]? */
+static int num_list(const struct list *l, uint64_t lo, uint64_t hi)
+{
+	for (unsigned i = 0; i < l->n; i++) {
+		uint64_t v;
+		if (parse_num(l->item[i], &v) || v < lo || v > hi)
+			return -1;
+	}
+	return 0;
+}
+
+static uint64_t num_at(const struct list *l, unsigned i)
+{
+	uint64_t v = 0;
+	parse_num(l->item[i], &v);
+	return v;
+}
+
+/* add_set -- append key=value to the options string. */
+static int add_set(struct args *a, const char *kv)
+{
+	size_t used = strlen(a->set);
+	if (!strchr(kv, '=') || strchr(kv, ';') || used + strlen(kv) + 2 > sizeof(a->set))
+		return -1;
+	snprintf(a->set + used, sizeof(a->set) - used, "%s%s", used ? ";" : "", kv);
+	return 0;
+}
+
+/* parse_flag -- one flag and its value; -1 if bad. */
+static int parse_flag(struct args *a, const char *f, char *v)
+{
+	uint64_t n;
+	struct bench_cfg *b = &a->base;
+	if (!v)
+		return -1;
+	if (strcmp(f, "--designs") == 0)
+		return split(v, &a->designs);
+	if (strcmp(f, "--workloads") == 0)
+		return split(v, &a->workloads);
+	if (strcmp(f, "--tx-size") == 0)
+		return split(v, &a->tx_sizes) ||
+		       num_list(&a->tx_sizes, EX_VALUE_MIN, EX_VALUE_MAX);
+	if (strcmp(f, "--cores") == 0)
+		return split(v, &a->cores) || num_list(&a->cores, 1, BENCH_MAX_CORES);
+	if (strcmp(f, "--profile") == 0)
+		return b->profile = v, 0;
+	if (strcmp(f, "--dir") == 0)
+		return b->dir = v, 0;
+	if (strcmp(f, "--csv") == 0)
+		return a->csv = v, 0;
+	if (strcmp(f, "--set") == 0)
+		return add_set(a, v);
+	if (strcmp(f, "--mix") == 0) {
+		b->mix = strcmp(v, "mixed") == 0 ? EX_MIX_MIXED : EX_MIX_INSERT;
+		return strcmp(v, "mixed") && strcmp(v, "insert") ? -1 : 0;
+	}
+	if (parse_num(v, &n))
+		return -1;
+	if (strcmp(f, "--ops") == 0)
+		return b->ops = n, n ? 0 : -1;
+	if (strcmp(f, "--threads") == 0)
+		return b->threads = (unsigned)n, n >= 1 && n <= BENCH_MAX_CORES ? 0 : -1;
+	if (strcmp(f, "--seed") == 0)
+		return b->seed = n, 0;
+	if (strcmp(f, "--reps") == 0)
+		return a->reps = (unsigned)n, n >= 1 && n <= 256 ? 0 : -1;
+	if (strcmp(f, "--footprint") == 0)
+		return b->footprint = n, 0;
+	if (strcmp(f, "--elements") == 0)
+		return b->elements = n, n == 0 || (n >= 2 && n <= (1u << 24)) ? 0 : -1;
+	return -1;
+}
+
+static int parse_args(struct args *a, int argc, char **argv)
+{
+	static char t[] = "64", c[] = "1", dd[sizeof(DEFAULT_DESIGNS)] = DEFAULT_DESIGNS,
+		    dw[sizeof(DEFAULT_WORKLOADS)] = DEFAULT_WORKLOADS;
+	if (split(dd, &a->designs) || split(dw, &a->workloads) || split(t, &a->tx_sizes) ||
+	    split(c, &a->cores))
+		return -1;
+	a->base = (struct bench_cfg){.profile = "sca", .dir = "/tmp", .threads = 1,
+				     .ops = DEFAULT_OPS, .seed = 1, .mix = EX_MIX_INSERT};
+	a->reps = 1;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ||
+		    parse_flag(a, argv[i], i + 1 < argc ? argv[i + 1] : NULL))
+			return -1;
+		i++;
+	}
+	a->base.set = a->set;
+	return 0;
+}
+
+/* ---- checks before the long part ---------------------------------------------- */
+
+/* check_design -- a tiny pool with the design's options: bad names and --set
+ * keys are refused now rather than minutes later. */
+static int check_design(const struct args *a, const char *design)
+{
+	if (strcmp(design, "pmdk") == 0)
+		return 0;
+	char path[4096], opts[2560];
+	struct bench_cfg cfg = a->base;
+	cfg.design = design;
+	snprintf(path, sizeof(path), "%s/spm-bench.%ld.check", a->base.dir, (long)getpid());
+	bench_options(&cfg, opts, sizeof(opts));
+	spm_pool *pool;
+	int rc = spm_create(&pool, path, 4u << 20, opts);
+	if (rc == 0)
+		rc = spm_close(pool);
+	else
+		fprintf(stderr, "spm-bench: %s: %s\n", opts,
+			*spm_errormsg() ? spm_errormsg() : spm_strerror(rc));
+	unlink(path);
+	strcat(path, ".meta");
+	unlink(path);
+	path[strlen(path) - 5] = 0;
+	strcat(path, ".key");
+	unlink(path);
+	return rc ? -1 : 0;
+}
+
+static int check_args(const struct args *a)
+{
+	for (unsigned i = 0; i < a->workloads.n; i++)
+		if (!bench_ds(a->workloads.item[i])) {
+			fprintf(stderr, "spm-bench: unknown workload %s (array queue hashmap "
+				"btree rbtree)\n", a->workloads.item[i]);
+			return -1;
+		}
+	for (unsigned i = 0; i < a->designs.n; i++)
+		if (check_design(a, a->designs.item[i]))
+			return -1;
+	return 0;
+}
+
+/*
+ * pmem_env -- the design pmdk: libpmemobj on an ordinary file would msync
+ * every persist.  PMEM_IS_PMEM_FORCE=1 and PMEM_NO_FLUSH=1 make it persist
+ * with stores and fences (no cache flush, no msync): durable against the
+ * death of the process, spm's crash model, as cheaply as libpmemobj can be.
+ * spm's pools get durability=none explicitly (bench_options), which is what
+ * auto gives on an ordinary file.  libpmem reads PMEM_NO_FLUSH when it
+ * loads, hence the re-exec.  Setting either variable yourself leaves the
+ * environment as it is.
+ */
+static void pmem_env(char **argv)
+{
+	if (getenv("PMEM_IS_PMEM_FORCE") || getenv("PMEM_NO_FLUSH"))
+		return;
+	setenv("PMEM_IS_PMEM_FORCE", "1", 1);
+	setenv("PMEM_NO_FLUSH", "1", 1);
+	execv("/proc/self/exe", argv);
+	fprintf(stderr, "spm-bench: cannot re-exec with PMEM_NO_FLUSH=1 (%s); libpmemobj "
+		"and spm flush CPU caches\n", strerror(errno));
+}
+
+/* ---- the sweep ----------------------------------------------------------------- */
+
+struct sweep {
+	const struct args *a;
+	struct bench_row *rows;
+	size_t n, total, done;
+	int failed;
+	uint64_t t0;
+};
+
+/* measure -- reps repetitions of every design of one (workload, cores, size)
+ * group, designs in turn inside each repetition; medians into the rows. */
+static void measure(struct sweep *s, struct bench_cfg *g, int with_pmdk)
+{
+	const struct args *a = s->a;
+	struct bench_result *res = calloc((size_t)a->designs.n * a->reps, sizeof(*res));
+	if (!res) {
+		s->failed = 1;
+		return;
+	}
+	for (unsigned r = 0; r < a->reps; r++)
+		for (unsigned d = 0; d < a->designs.n; d++) {
+			struct bench_cfg cfg = *g;
+			cfg.design = a->designs.item[d];
+			int pmdk = strcmp(cfg.design, "pmdk") == 0;
+			if (pmdk && !with_pmdk)
+				continue;
+			s->done++;
+			uint64_t t = bench_now_ns();
+			int rc = pmdk ? bench_run_pmdk(&cfg, &res[d * a->reps + r])
+				      : bench_run_spm(&cfg, &res[d * a->reps + r]);
+			const struct bench_result *x = &res[d * a->reps + r];
+			if (rc) {
+				s->failed = 1;
+				res[d * a->reps + r].ops = 0;
+				continue;
+			}
+			fprintf(stderr, "[%zu/%zu %3.0fs] %-12s %-7s cores %u tx %" PRIu64
+				": %9.0f ops/s wall", s->done, s->total,
+				(double)(bench_now_ns() - s->t0) * 1e-9, cfg.design, cfg.workload,
+				cfg.cores, cfg.tx_size,
+				x->wall_ns ? (double)x->ops * 1e9 / (double)x->wall_ns : 0.0);
+			if (x->modeled)
+				fprintf(stderr, ", %8.1f ns/op modeled",
+					(double)x->modeled_ns / (double)(x->ops ? x->ops : 1));
+			fprintf(stderr, " (%.1f s)\n", (double)(bench_now_ns() - t) * 1e-9);
+		}
+	for (unsigned d = 0; d < a->designs.n; d++) {
+		struct bench_row *row = &s->rows[s->n];
+		row->cfg = *g;
+		row->cfg.design = a->designs.item[d];
+		if (strcmp(row->cfg.design, "pmdk") == 0 && !with_pmdk)
+			continue;
+		unsigned ok = 0;
+		struct bench_result *good = &res[d * a->reps];
+		for (unsigned r = 0; r < a->reps; r++)
+			if (good[r].ops)
+				good[ok++] = good[r];
+		if (!ok)
+			continue;
+		bench_median(good, ok, &row->res);
+		row->reps = ok;
+		s->n++;
+	}
+	free(res);
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	memset(&a, 0, sizeof(a));
+	pmem_env(argv); /* first: parsing cuts the lists in argv */
+	if (parse_args(&a, argc, argv))
+		return usage();
+	if (check_args(&a))
+		return 2;
+	int have_pmdk_design = 0;
+	for (unsigned i = 0; i < a.designs.n; i++)
+		have_pmdk_design |= strcmp(a.designs.item[i], "pmdk") == 0;
+	if (have_pmdk_design && !bench_have_pmdk()) {
+		fprintf(stderr, "spm-bench: no bench/pmdk in this build: design pmdk skipped\n");
+		for (unsigned i = 0; i < a.designs.n; i++)
+			if (strcmp(a.designs.item[i], "pmdk") == 0)
+				a.designs.item[i--] = a.designs.item[--a.designs.n];
+		have_pmdk_design = 0;
+	}
+	size_t groups = (size_t)a.workloads.n * a.cores.n * a.tx_sizes.n;
+	struct sweep s = {.a = &a, .rows = calloc(groups * a.designs.n, sizeof(struct bench_row)),
+			  .t0 = bench_now_ns()};
+	if (!s.rows)
+		return 1;
+	s.total = groups * a.reps * (a.designs.n - (size_t)have_pmdk_design) +
+		  (size_t)have_pmdk_design * a.workloads.n * a.tx_sizes.n * a.reps;
+	char opts[2560];
+	struct bench_cfg show = a.base;
+	show.design = "<design>";
+	bench_options(&show, opts, sizeof(opts));
+	fprintf(stderr, "spm-bench: %zu runs of %" PRIu64 " ops per core, options %s%s%s, "
+		"pools in %s\n", s.total, a.base.ops, opts,
+		getenv("SPM_CONF") ? ", SPM_CONF=" : "",
+		getenv("SPM_CONF") ? getenv("SPM_CONF") : "", a.base.dir);
+	if (have_pmdk_design)
+		fprintf(stderr, "spm-bench: libpmemobj with PMEM_IS_PMEM_FORCE=%s "
+			"PMEM_NO_FLUSH=%s\n", getenv("PMEM_IS_PMEM_FORCE") ?: "(unset)",
+			getenv("PMEM_NO_FLUSH") ?: "(unset)");
+	for (unsigned w = 0; w < a.workloads.n; w++)
+		for (unsigned c = 0; c < a.cores.n; c++)
+			for (unsigned t = 0; t < a.tx_sizes.n; t++) {
+				struct bench_cfg g = a.base;
+				g.workload = a.workloads.item[w];
+				g.cores = (unsigned)num_at(&a.cores, c);
+				if (g.cores < g.threads)
+					g.cores = g.threads;
+				g.tx_size = num_at(&a.tx_sizes, t);
+				/* libpmemobj has no modeled cores: once per size */
+				measure(&s, &g, c == 0);
+			}
+	bench_print_tables(s.rows, s.n);
+	int rc = s.failed ? 1 : 0;
+	if (a.csv && bench_write_csv(a.csv, s.rows, s.n))
+		rc = 1;
+	fprintf(stderr, "spm-bench: done in %.1f s%s%s\n",
+		(double)(bench_now_ns() - s.t0) * 1e-9, a.csv ? ", CSV in " : "",
+		a.csv ? a.csv : "");
+	free(s.rows);
+	return rc;
+}
