@@ -14,11 +14,15 @@
 
 #define POOL_HDR_OFF 4096u     /* one line after the data header page */
 #define POOL_MAGIC "SPMHEAP\0"
-#define POOL_VERSION 2u
+#define POOL_VERSION 3u
 #define POOL_NLANES 16u
 #define POOL_LANE_SIZE (64u * 1024u)
 #define POOL_MIN_SIZE (4u << 20)
 #define UNIT 64u /* allocation unit: one line */
+/* The log of a lane starts 8 lines after its header, so the header (written
+ * counter-atomically at every commit) and the log lines never share a
+ * counter line, nor its bank, in the mono layout. */
+#define LANE_LOG_OFF 512u
 
 /* The pool header: one line at POOL_HDR_OFF, encrypted like all data. */
 struct pool_hdr {

@@ -113,8 +113,8 @@ static void write_ranges(spm_pool *p, const struct vec *v)
  */
 static int lane_rollback(spm_pool *p, unsigned i, uint64_t gen)
 {
-	uint8_t *base = lane_base(p, i) + SPM_LINE;
-	uint64_t room = p->hdr->lane_size - SPM_LINE, pos = 0;
+	uint8_t *base = lane_base(p, i) + LANE_LOG_OFF;
+	uint64_t room = p->hdr->lane_size - LANE_LOG_OFF, pos = 0;
 	struct vec found = {0};
 	int rc = 0;
 	while (pos + sizeof(struct log_entry) <= room) {
@@ -227,11 +227,11 @@ static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 {
 	unsigned li = lane_index(p, l);
 	uint64_t need = round_up(sizeof(struct log_entry) + len, SPM_LINE);
-	uint64_t room = p->hdr->lane_size - SPM_LINE;
+	uint64_t room = p->hdr->lane_size - LANE_LOG_OFF;
 	if (l->log_pos + need > room)
 		return emu_err(SPM_E_NOSPACE, "spm_tx_add: transaction log full (%llu "
 			       "bytes per transaction)", (unsigned long long)room);
-	uint64_t eoff = p->hdr->lane_off + (uint64_t)li * p->hdr->lane_size + SPM_LINE +
+	uint64_t eoff = p->hdr->lane_off + (uint64_t)li * p->hdr->lane_size + LANE_LOG_OFF +
 			l->log_pos;
 	struct log_entry *e = (struct log_entry *)(p->view + eoff);
 	e->off = off;
