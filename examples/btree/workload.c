@@ -25,65 +25,47 @@ struct root {
 _Static_assert(offsetof(struct root, tree) + sizeof(struct btree) <= EX_HOT_LINE + SPM_LINE,
 	       "the handle shares the op count's line");
 
-/* op -- operation j of the workload. */
+/* The btree's operations in the shape the map workload drives. */
+static void *get(spm_pool *pool, const void *map, uint64_t key, size_t *len)
+{
+	return btree_get(pool, map, key, len);
+}
+
+static int put(spm_pool *pool, void *map, uint64_t key, size_t len, void **val)
+{
+	return btree_put(pool, map, key, len, val);
+}
+
+static int del(spm_pool *pool, void *map, uint64_t key)
+{
+	return btree_del(pool, map, key);
+}
+
+static int check(spm_pool *pool, const void *map, ex_map_visit_fn visit, void *arg,
+		 char *why, size_t why_len)
+{
+	return btree_check(pool, map, visit, arg, why, why_len);
+}
+
+static uint64_t count(const void *map)
+{
+	return ((const struct btree *)map)->count;
+}
+
+static const struct ex_map_ops ops = {get, put, del, check, count};
+
+/* op -- operation j of the map workload (ex_map_do) on this btree. */
 static int op(struct ex_ctx *c, uint64_t j)
 {
-	spm_pool *pool = c->pool;
 	struct root *r = ex_root(c);
-	struct ex_map_op m;
-	ex_map_plan(c, j, &m);
-
-	if (m.kind != EX_MAP_INSERT) {
-		/* a lookup, or an update or delete that may miss: look first */
-		size_t len;
-		const void *v = btree_get(pool, &r->tree, m.key, &len);
-		if (!v)
-			return 0; /* a miss changes nothing: no transaction */
-		if (m.kind == EX_MAP_LOOKUP) {
-			memcpy(c->buf, v, len); /* a lookup reads the value */
-			return 0;
-		}
-	}
-
-	int rc = spm_tx_begin(pool);
-	if (rc)
-		return rc;
-	if ((rc = ex_tx_count(c, j)))
-		goto abort;
-	if (m.kind == EX_MAP_DELETE) {
-		if ((rc = btree_del(pool, &r->tree, m.key)) < 0)
-			goto abort;
-	} else {
-		void *v;
-		if ((rc = btree_put(pool, &r->tree, m.key, m.len, &v)))
-			goto abort;
-		ex_fill(v, m.len, j, m.key); /* the payload: value-size bytes */
-	}
-	return spm_tx_commit(pool);
-abort:
-	spm_tx_abort(pool);
-	return rc;
+	return ex_map_do(c, j, &r->tree, &ops);
 }
 
-struct visit_arg {
-	struct ex_ctx *c;
-	void *model;
-};
-
-static int visit(void *arg, uint64_t key, const void *val, size_t len)
-{
-	struct visit_arg *a = arg;
-	return ex_map_visit(a->c, a->model, key, val, len);
-}
-
-/* verify -- the tree's invariants, then its content against the model. */
+/* verify -- the btree's invariants, then its content against the model. */
 static int verify(struct ex_ctx *c, void *model, uint64_t *items)
 {
 	struct root *r = ex_root(c);
-	struct visit_arg a = {c, model};
-	if (btree_check(c->pool, &r->tree, visit, &a, c->why, sizeof(c->why)))
-		return -1;
-	return ex_map_finish(c, model, r->tree.count, items);
+	return ex_map_verify(c, model, items, &r->tree, &ops);
 }
 
 const struct ex_ds ex_ds_btree = {

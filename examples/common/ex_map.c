@@ -2,6 +2,7 @@
  * ex_map.c -- the map workload (see ex_map.h) and its model: an
  * open-addressing hash table in plain memory.
  */
+#include <string.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
@@ -181,4 +182,64 @@ int ex_map_finish(struct ex_ctx *c, void *model, uint64_t count, uint64_t *items
 			       count, m->n);
 	*items = m->n;
 	return 0;
+}
+
+/* ex_map_do -- op j of the map workload (see ex_map.h). */
+int ex_map_do(struct ex_ctx *c, uint64_t j, void *map, const struct ex_map_ops *ops)
+{
+	spm_pool *pool = c->pool;
+	struct ex_map_op m;
+	ex_map_plan(c, j, &m);
+
+	if (m.kind != EX_MAP_INSERT) {
+		/* a lookup, or an update or delete that may miss: look first */
+		size_t len;
+		const void *v = ops->get(pool, map, m.key, &len);
+		if (!v)
+			return 0; /* a miss changes nothing: no transaction */
+		if (m.kind == EX_MAP_LOOKUP) {
+			memcpy(c->buf, v, len); /* a lookup reads the value */
+			return 0;
+		}
+	}
+
+	int rc = spm_tx_begin(pool);
+	if (rc)
+		return rc;
+	if ((rc = ex_tx_count(c, j)))
+		goto abort;
+	if (m.kind == EX_MAP_DELETE) {
+		if ((rc = ops->del(pool, map, m.key)) < 0)
+			goto abort;
+	} else {
+		void *v;
+		if ((rc = ops->put(pool, map, m.key, m.len, &v)))
+			goto abort;
+		ex_fill(v, m.len, j, m.key); /* the payload: value-size bytes */
+	}
+	return spm_tx_commit(pool);
+abort:
+	spm_tx_abort(pool);
+	return rc;
+}
+
+struct visit_arg {
+	struct ex_ctx *c;
+	void *model;
+};
+
+static int visit(void *arg, uint64_t key, const void *val, size_t len)
+{
+	struct visit_arg *a = arg;
+	return ex_map_visit(a->c, a->model, key, val, len);
+}
+
+/* ex_map_verify -- the map's invariants, then its content against the model. */
+int ex_map_verify(struct ex_ctx *c, void *model, uint64_t *items, const void *map,
+		  const struct ex_map_ops *ops)
+{
+	struct visit_arg a = {c, model};
+	if (ops->check(c->pool, map, visit, &a, c->why, sizeof(c->why)))
+		return -1;
+	return ex_map_finish(c, model, ops->count(map), items);
 }

@@ -40,6 +40,26 @@ void ex_map_model_free(void *model);
  * -1 with c->why set. */
 int ex_map_visit(struct ex_ctx *c, void *model, uint64_t key, const void *val,
 		 size_t len);
+/* The operations of a persistent map (btree, rbtree, hashmap), so that one
+ * copy of the map workload drives them all. */
+typedef int (*ex_map_visit_fn)(void *arg, uint64_t key, const void *val, size_t len);
+struct ex_map_ops {
+	void *(*get)(spm_pool *pool, const void *map, uint64_t key, size_t *len);
+	int (*put)(spm_pool *pool, void *map, uint64_t key, size_t len, void **val);
+	int (*del)(spm_pool *pool, void *map, uint64_t key);
+	int (*check)(spm_pool *pool, const void *map, ex_map_visit_fn visit, void *arg,
+		     char *why, size_t why_len);
+	uint64_t (*count)(const void *map);
+};
+
+/* ex_map_do -- op j of the map workload on map: a lookup, or a miss, needs
+ * no transaction; a change is one transaction with the op count. */
+int ex_map_do(struct ex_ctx *c, uint64_t j, void *map, const struct ex_map_ops *ops);
+
+/* ex_map_verify -- the map's invariants, then its content against the model. */
+int ex_map_verify(struct ex_ctx *c, void *model, uint64_t *items, const void *map,
+		  const struct ex_map_ops *ops);
+
 /* ex_map_finish -- after the visits: nothing missing, and the map's own
  * item count is right. */
 int ex_map_finish(struct ex_ctx *c, void *model, uint64_t count, uint64_t *items);
