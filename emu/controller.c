@@ -501,10 +501,8 @@ static void *load_range(void *arg)
 	int enc = e->design->enc == ENC_CTR;
 	unsigned k = 0;
 	enum { CHUNK = 4096 }; /* lines populated at a time: 256 KiB, still in cache */
+	uint64_t populated = j->from; /* the view is faulted in below this line */
 	for (uint64_t l = j->from; l <= j->to; l++) {
-		if ((l - j->from) % CHUNK == 0 && l < j->to)
-			populate(j->view + l * EMU_LINE,
-				 (j->to - l < CHUNK ? j->to - l : CHUNK) * EMU_LINE);
 		if (l < j->to) {
 			const uint8_t *src = data + l * EMU_LINE;
 			if (!enc) {
@@ -517,6 +515,11 @@ static void *load_range(void *arg)
 			/* counter 0: never written (its media line is zero) */
 			if (e->cur_ctr[l] == 0)
 				continue;
+			if (l >= populated) { /* only where something is decrypted */
+				uint64_t c0 = l - (l - j->from) % CHUNK;
+				populated = c0 + CHUNK < j->to ? c0 + CHUNK : j->to;
+				populate(j->view + c0 * EMU_LINE, (populated - c0) * EMU_LINE);
+			}
 			lines[k] = l;
 			ctrs[k++] = e->cur_ctr[l];
 			if (k < BATCH)
