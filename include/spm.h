@@ -246,10 +246,14 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  *   time.modeled_ns                  modeled time: the largest core clock
  *   time.core<i>_ns                  the clock of modeled core i (0..63), e.g.
  *                                    time.core0_ns (see spm_core_set)
- *   media.writes                     all media write requests
+ *   media.writes                     data, log and counter write requests (the
+ *                                    sum of the next three)
  *   media.writes.data / .counter     by class (a co-located write counts as data)
  *   media.writes.log                 data writes to transaction log lines
- *   media.writes.meta                superblock and ADR bookkeeping writes
+ *   media.writes.meta                controller bookkeeping, not in media.writes:
+ *                                    the clean/dirty word and the counter-cache
+ *                                    shadow table (one write per cache miss in
+ *                                    sca and unsafe, see doc/design.md)
  *   media.reads                      media read requests (open, recovery, counter misses)
  *   ctr_cache.hits / .misses / .evictions / .writebacks
  *   aes.pads                         64-byte pads generated (4 AES blocks each)
