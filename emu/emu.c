@@ -38,7 +38,7 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 }
 
 /* sb_crc -- crc32 of the superblock without its checksum and state words. */
-static uint32_t sb_crc(const struct superblock *sb)
+uint32_t sb_crc(const struct superblock *sb)
 {
 	const uint8_t *p = (const uint8_t *)sb;
 	uLong c = crc32(0L, Z_NULL, 0);
@@ -112,6 +112,7 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 		return rc;
 	tm_init(&e->tm, &q, wd, wc, banks);
 	pthread_mutex_init(&e->lock, NULL);
+	e->lock_ready = 1;
 	return 0;
 }
 
@@ -174,6 +175,8 @@ static void emu_free(struct emu *e)
 		munmap(e->cur_ctr, ctr_map_bytes(e));
 	audit_close(e);
 	free(e->dropped);
+	if (e->lock_ready)
+		pthread_mutex_destroy(&e->lock);
 	crypto_free(e->crypto);
 	cc_fini(&e->cc);
 	if (e->media.data || e->media.data_path)
@@ -556,7 +559,6 @@ int emu_close(struct emu *e)
 	}
 	set_state(e, SB_STATE_CLEAN);
 	pthread_mutex_unlock(&e->lock);
-	pthread_mutex_destroy(&e->lock);
 	emu_free(e);
 	return 0;
 }
@@ -567,7 +569,6 @@ void emu_abandon(struct emu *e)
 {
 	if (!e)
 		return;
-	pthread_mutex_destroy(&e->lock);
 	emu_free(e);
 }
 

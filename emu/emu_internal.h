@@ -204,6 +204,9 @@ struct superblock {
 _Static_assert(offsetof(struct superblock, checksum) == 176, "sb layout");
 _Static_assert(offsetof(struct superblock, state) == 512, "sb state offset");
 
+/* sb_crc -- the superblock's checksum (all of it but the checksum and state words). */
+uint32_t sb_crc(const struct superblock *sb);
+
 /* One write queue entry in the ADR region. */
 enum {
 	WQ_VALID = 1u,  /* entry written */
@@ -316,6 +319,7 @@ enum stat_id {
 
 struct emu {
 	pthread_mutex_t lock;
+	int lock_ready; /* lock initialised (runtime_init) */
 	const struct design *design;
 	const struct profile *profile;
 	const struct ctr_layout *layout;

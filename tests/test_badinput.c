@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "test_files.h"
+
 #include <spm.h>
 
 #define POOL_SIZE (4u << 20)
@@ -54,39 +56,8 @@ static void suffixed(char *buf, size_t n, const char *path, const char *suffix)
 		abort();
 }
 
-static void remove_pool(const char *path)
-{
-	char buf[4300];
-	unlink(path);
-	suffixed(buf, sizeof(buf), path, ".meta");
-	unlink(buf);
-	suffixed(buf, sizeof(buf), path, ".key");
-	unlink(buf);
-}
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	long n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	uint8_t *buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
-static void spit(const char *path, const void *buf, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-}
 
 static struct sum sum_of(const char *path)
 {
@@ -190,8 +161,8 @@ static int setup(void **state)
 	suffixed(pa_meta, sizeof(pa_meta), pa, ".meta");
 	suffixed(pa_key, sizeof(pa_key), pa, ".key");
 	suffixed(pb_meta, sizeof(pb_meta), pb, ".meta");
-	remove_pool(pa);
-	remove_pool(pb);
+	remove_pool_files(pa);
+	remove_pool_files(pb);
 	spm_pool *p = NULL;
 	if (spm_create(&p, pa, POOL_SIZE, "design=sca"))
 		return -1;
@@ -214,12 +185,12 @@ static int teardown(void **state)
 {
 	(void)state;
 	char x[4300];
-	remove_pool(pa);
-	remove_pool(pb);
+	remove_pool_files(pa);
+	remove_pool_files(pb);
 	snprintf(x, sizeof(x), "%s/bad-%ld-x", dir, (long)getpid());
-	remove_pool(x);
+	remove_pool_files(x);
 	snprintf(x, sizeof(x), "%s/bad-%ld-c", dir, (long)getpid());
-	remove_pool(x);
+	remove_pool_files(x);
 	free(img_data);
 	free(img_meta);
 	free(img_key);

@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include "test_files.h"
+
 #include <spm.h>
 
 #define POOL_SIZE (4u << 20)
@@ -51,28 +53,7 @@ static struct image img[3]; /* data, meta, key */
 
 static const char msg_text[] = "survives every flipped byte";
 
-static uint8_t *slurp(const char *p, size_t *len)
-{
-	FILE *f = fopen(p, "rb");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	long n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	uint8_t *buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
-static void remove_pool(void)
-{
-	unlink(path);
-	unlink(meta_path);
-	unlink(key_path);
-}
 
 /* put_byte -- overwrite one byte of a file in place. */
 static void put_byte(const char *p, size_t off, uint8_t b)
@@ -127,7 +108,7 @@ static int setup(void **state)
 	snprintf(path, sizeof(path), "%s/flips-%ld", dir, (long)getpid());
 	snprintf(meta_path, sizeof(meta_path), "%s.meta", path);
 	snprintf(key_path, sizeof(key_path), "%s.key", path);
-	remove_pool();
+	remove_pool_files(path);
 	spm_pool *p = NULL;
 	if (spm_create(&p, path, POOL_SIZE, "design=sca"))
 		return -1;
@@ -149,7 +130,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	remove_pool();
+	remove_pool_files(path);
 	for (int i = 0; i < 3; i++)
 		free(img[i].buf);
 	return 0;

@@ -16,9 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cmocka.h>
+
+#include "test_files.h"
 
 #include <spm.h>
 #include "emu_internal.h"
@@ -32,47 +33,9 @@ static struct superblock sb0; /* the pool's superblock */
 
 static const char msg_text[] = "geometry";
 
-static uint8_t *slurp(const char *p, size_t *len)
-{
-	FILE *f = fopen(p, "rb");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	long n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	uint8_t *buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
-static void spit(const char *p, const void *buf, size_t len)
-{
-	FILE *f = fopen(p, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-}
 
-static void remove_pool(void)
-{
-	unlink(path);
-	unlink(meta_path);
-	unlink(key_path);
-}
 
-/* sb_crc -- the superblock checksum, as emu.c defines it. */
-static uint32_t sb_crc(const struct superblock *sb)
-{
-	const uint8_t *p = (const uint8_t *)sb;
-	uLong c = crc32(0L, Z_NULL, 0);
-	c = crc32(c, p, offsetof(struct superblock, checksum));
-	c = crc32(c, p + offsetof(struct superblock, pad),
-		  offsetof(struct superblock, state) - offsetof(struct superblock, pad));
-	return (uint32_t)c;
-}
 
 static int setup(void **state)
 {
@@ -81,7 +44,7 @@ static int setup(void **state)
 	snprintf(path, sizeof(path), "%s/geom-%ld", d && *d ? d : "/tmp", (long)getpid());
 	snprintf(meta_path, sizeof(meta_path), "%s.meta", path);
 	snprintf(key_path, sizeof(key_path), "%s.key", path);
-	remove_pool();
+	remove_pool_files(path);
 	spm_pool *p = NULL;
 	if (spm_create(&p, path, POOL_SIZE, "design=sca"))
 		return -1;
@@ -101,7 +64,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	remove_pool();
+	remove_pool_files(path);
 	free(img_data);
 	free(img_meta);
 	free(img_key);

@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "test_files.h"
+
 #include <spm.h>
 #include "emu_internal.h"
 
@@ -34,39 +36,8 @@ static uint64_t adr_end; /* sb.adr_off + sb.adr_size */
 
 static const char msg_text[] = "survives every truncation";
 
-static uint8_t *slurp(const char *p, size_t *len)
-{
-	FILE *f = fopen(p, "rb");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	long n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	uint8_t *buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
-static void spit(const char *p, const void *buf, size_t len)
-{
-	FILE *f = fopen(p, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-}
 
-static void remove_pool(const char *p)
-{
-	char b[4300];
-	unlink(p);
-	snprintf(b, sizeof(b), "%s.meta", p);
-	unlink(b);
-	snprintf(b, sizeof(b), "%s.key", p);
-	unlink(b);
-}
 
 /* write_scratch -- the scratch pool: a byte-exact copy of the original. */
 static void write_scratch(void)
@@ -86,8 +57,8 @@ static int setup(void **state)
 	snprintf(orig, sizeof(orig), "%s/trunc-%ld", dir, (long)getpid());
 	snprintf(scratch, sizeof(scratch), "%s/trunc-%ld-s", dir, (long)getpid());
 	snprintf(scratch_meta, sizeof(scratch_meta), "%s.meta", scratch);
-	remove_pool(orig);
-	remove_pool(scratch);
+	remove_pool_files(orig);
+	remove_pool_files(scratch);
 	spm_pool *p = NULL;
 	if (spm_create(&p, orig, POOL_SIZE, "design=sca"))
 		return -1;
@@ -117,8 +88,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	remove_pool(orig);
-	remove_pool(scratch);
+	remove_pool_files(orig);
+	remove_pool_files(scratch);
 	free(img_data);
 	free(img_meta);
 	free(img_key);

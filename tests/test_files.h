@@ -1,0 +1,53 @@
+/*
+ * test_files.h -- file helpers the bad-input tests share: read a whole file
+ * (slurp), write one (spit), remove a pool's three files (remove_pool_files).
+ * Include after <cmocka.h>: failures are cmocka assertions.
+ */
+#ifndef SPM_TEST_FILES_H
+#define SPM_TEST_FILES_H 1
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* slurp -- the whole file at p, malloc'd; its size in *len. */
+static inline uint8_t *slurp(const char *p, size_t *len)
+{
+	FILE *f = fopen(p, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	uint8_t *buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* spit -- replace the file at p by len bytes of buf. */
+static inline void spit(const char *p, const void *buf, size_t len)
+{
+	FILE *f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* remove_pool_files -- unlink <path>, <path>.meta and <path>.key. */
+static inline void remove_pool_files(const char *path)
+{
+	static const char *const suffix[] = {".meta", ".key"};
+	char buf[4300];
+	unlink(path);
+	for (unsigned i = 0; i < 2; i++) {
+		if (snprintf(buf, sizeof(buf), "%s%s", path, suffix[i]) >= (int)sizeof(buf))
+			abort();
+		unlink(buf);
+	}
+}
+
+#endif
