@@ -47,7 +47,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <openssl/rand.h>
 
@@ -187,16 +186,6 @@ static void cleanup(void)
 	snprintf(t, sizeof(t), "%s/template.key", dir);
 	unlink(t);
 	rmdir(dir);
-}
-
-/* sb_crc -- the superblock checksum (as emu.c computes it). */
-static uint32_t sb_crc(const uint8_t *sb)
-{
-	uLong c = crc32(0L, Z_NULL, 0);
-	c = crc32(c, sb, offsetof(struct superblock, checksum));
-	c = crc32(c, sb + offsetof(struct superblock, pad),
-		  offsetof(struct superblock, state) - offsetof(struct superblock, pad));
-	return (uint32_t)c;
 }
 
 static void make_pool(struct pool *p, const char *name)
@@ -465,7 +454,7 @@ static void run_overlay(uint8_t flags, size_t off, size_t len, const uint8_t *b,
 	if (flags & F_DIRTY)
 		sb->state = SB_STATE_DIRTY;
 	if (flags & F_FIXSUM)
-		sb->checksum = sb_crc(expect);
+		sb->checksum = sb_crc(sb);
 	len = flags & F_SETLEN ? len % (n_meta + LEN_SLACK) : n_meta;
 	if (len > n_meta)
 		memset(expect + n_meta, 0, len - n_meta);
