@@ -5,6 +5,7 @@
  * queues as the design's counter-atomicity policy says.  Every step is
  * charged to the calling core's modeled clock.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -17,10 +18,11 @@ static inline uint64_t max64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-/* bank_of -- banks are interleaved by line address */
+/* bank_of -- banks are interleaved every bank_lines lines of address */
 static inline unsigned bank_of(const struct emu *e, uint64_t addr)
 {
-	return (unsigned)(e->tm.bank_mask ? addr & e->tm.bank_mask : addr % e->tm.banks);
+	uint64_t unit = e->tm.bank_lines == 1 ? addr : addr / e->tm.bank_lines;
+	return (unsigned)(e->tm.bank_mask ? unit & e->tm.bank_mask : unit % e->tm.banks);
 }
 
 static inline unsigned data_bank(const struct emu *e, uint64_t line)
@@ -28,10 +30,33 @@ static inline unsigned data_bank(const struct emu *e, uint64_t line)
 	return bank_of(e, line);
 }
 
-/* counters are stored after the data lines in the address space */
+/* ctrl_data_bank -- the bank of a data line (reenc.c). */
+unsigned ctrl_data_bank(const struct emu *e, uint64_t line)
+{
+	return data_bank(e, line);
+}
+
+/*
+ * ctr_bank -- the bank of counter line cl (SuperMem 3.3, Figure 8): after
+ * the data in the address space (interleave), all in the last bank
+ * (SingleBank), in the bank X of the data it covers (SameBank), or in bank
+ * (X + N/2) mod N (XBank).  The data's bank X is that of its first line.
+ */
 static inline unsigned ctr_bank(const struct emu *e, uint64_t cl)
 {
-	return bank_of(e, e->nlines + cl);
+	unsigned n = e->tm.banks, x;
+	switch (e->placement) {
+	case CP_SINGLE:
+		return n - 1;
+	case CP_SAME:
+		return data_bank(e, cl * e->layout->lines_per_ctr_line);
+	case CP_XBANK:
+		x = data_bank(e, cl * e->layout->lines_per_ctr_line);
+		return (x + n / 2) % n;
+	case CP_INTERLEAVE:
+	default:
+		return bank_of(e, e->nlines + cl);
+	}
 }
 
 static inline void note_pending(struct emu *e, unsigned core, uint64_t accept)
@@ -39,30 +64,64 @@ static inline void note_pending(struct emu *e, unsigned core, uint64_t accept)
 	e->tm.pending[core] = max64(e->tm.pending[core], accept);
 }
 
-/* ctr_payload -- the current content of counter line cl. */
-static void ctr_payload(const struct emu *e, uint64_t cl, uint64_t out[8])
+/* ctr_payload -- the current content of counter line cl, in its layout. */
+static void ctr_payload(const struct emu *e, uint64_t cl, uint8_t out[EMU_LINE])
 {
-	uint64_t first = cl * e->layout->lines_per_ctr_line;
-	for (unsigned i = 0; i < 8; i++)
-		out[i] = first + i < e->nlines ? e->cur_ctr[first + i] : 0;
+	/* pools are whole pages: every counter line covers lines of the pool */
+	e->layout->encode(e->cur_ctr + cl * e->layout->lines_per_ctr_line, e->minor_bits,
+			  out);
 }
 
-/* enqueue_ctr -- a counter line write; ready unless it is half of a pair. */
+/*
+ * enqueue_ctr -- a counter line write; ready unless it is half of a pair.
+ * With counter write coalescing (SuperMem 3.4.3), a write of a counter line
+ * that still waits in the queue is replaced by this newer one, which holds
+ * all of its counters: the pair costs no second media write or bank time;
+ * the older entry is removed once this one is ready (ctrl_coalesce).
+ */
 static struct wq_entry *enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
 				    uint64_t at, int ready, uint64_t *accept)
 {
-	uint64_t payload[8];
-	int stalled;
+	uint8_t payload[EMU_LINE];
+	int stalled = 0;
+	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
 	ctr_payload(e, cl, payload);
-	*accept = tm_write(&e->tm, &e->tm.qctr, ctr_bank(e, cl), at, &stalled);
-	e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
-	e->stat[ST_MEDIA_WRITES]++;
-	e->stat[ST_MEDIA_WRITES_COUNTER]++;
-	e->stat[ST_MEDIA_BYTES] += EMU_LINE;
+	if (e->design->coalesce && tm_queued(&e->tm, tq, cl | TM_CTR_ADDR, at)) {
+		*accept = at;
+		e->stat[ST_WPQ_COALESCED]++;
+	} else {
+		*accept = tm_write(&e->tm, tq, ctr_bank(e, cl), cl | TM_CTR_ADDR, at,
+				   &stalled);
+		e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
+		e->stat[ST_MEDIA_WRITES]++;
+		e->stat[ST_MEDIA_WRITES_COUNTER]++;
+		e->stat[ST_MEDIA_BYTES] += EMU_LINE;
+	}
 	note_pending(e, core, *accept);
 	struct wq_entry *w = wq_push(e, &e->qctr, cl, payload, 0, ready ? WQ_READY : 0);
 	emu_crash_point("wpq.ctr_enqueued");
+	if (ready)
+		ctrl_coalesce(e, cl, w);
 	return w;
+}
+
+/*
+ * ctrl_coalesce -- remove the older ready entries of counter line cl from
+ * the counter queue (SuperMem 3.4.3): newest, ready, holds every counter
+ * they hold.  Only ready entries go: an unready one's pair may still be
+ * dropped at a crash, and the partner data entry of a removed one has its
+ * own ready bit.  The queues are separate, which is the paper's flag bit.
+ */
+void ctrl_coalesce(struct emu *e, uint64_t cl, const struct wq_entry *newest)
+{
+	if (!e->design->coalesce)
+		return;
+	struct wq *q = &e->qctr;
+	for (unsigned i = 0, at = q->head; i < q->count; i++, at = (at + 1) % q->depth) {
+		struct wq_entry *w = &q->slot[at];
+		if (w != newest && w->addr == cl && (w->state & WQ_READY))
+			wq_remove(e, w);
+	}
 }
 
 /* count_data_write -- statistics of one data (or log) line write. */
@@ -108,7 +167,7 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 				     uint64_t flags)
 {
 	int stalled;
-	uint64_t accept = tm_write(&e->tm, &e->tm.qdata, data_bank(e, line), at,
+	uint64_t accept = tm_write(&e->tm, &e->tm.qdata, data_bank(e, line), line, at,
 				   &stalled);
 	e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
 	count_data_write(e, line, e->design->ca == CA_COLOCATED ? EMU_LINE + 8 : EMU_LINE);
@@ -158,7 +217,7 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 	*ctr = ++e->cur_ctr[line];
 	if (e->design->cc == CC_NONE)
 		return t; /* the counter travels with the data */
-	uint64_t cl = e->layout->ctr_line_of(line), victim = 0;
+	uint64_t cl = line / e->layout->lines_per_ctr_line, victim = 0;
 	int victim_dirty;
 	int dirty = e->design->ca != CA_COLOCATED && e->design->ca != CA_FULL;
 	if (cc_access(&e->cc, cl, dirty, &victim, &victim_dirty) == CC_HIT) {
@@ -192,15 +251,17 @@ static void write_ca_pair(struct emu *e, unsigned core, uint64_t line,
 			  const uint8_t *plain, const uint8_t *pad, uint64_t ctr,
 			  uint64_t t_ctr, uint64_t t_pad)
 {
-	uint64_t cl = e->layout->ctr_line_of(line), ctr_acc;
+	uint64_t cl = line / e->layout->lines_per_ctr_line, ctr_acc;
 	struct wq_entry *c = enqueue_ctr(e, core, cl, t_ctr, 0, &ctr_acc);
 	/* the data entry is ready iff its partner is: SCA 5.2.2 step (ii) */
 	struct wq_entry *d = enqueue_data(e, core, line, plain, pad, ctr,
 					  max64(t_pad, ctr_acc), c->seq, WQ_PAIRED);
-	/* SCA 5.2.2: one ADR-protected update makes both entries ready */
+	/* SCA 5.2.2: one ADR-protected update makes both entries ready; the
+	 * same for SuperMem's register (3.2, Figure 7): both or neither */
 	wq_set_ready(e, c);
 	emu_crash_point("wpq.ready");
 	wq_set_ready(e, d);
+	ctrl_coalesce(e, cl, c);
 	cc_clean(&e->cc, cl);
 	e->stat[ST_CA_WRITES]++;
 }
@@ -263,6 +324,16 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 	while (n) {
 		unsigned k = n > BATCH ? BATCH : (unsigned)n;
 		for (unsigned i = 0; i < k; i++) {
+			if (enc && reenc_needed(e, first + i)) {
+				/* a minor counter overflows: the batch ends here, and
+				 * the next one re-encrypts the page first */
+				if (i) {
+					k = i;
+					break;
+				}
+				if (reenc_page(e, core, (first + i) / 64))
+					abort(); /* OpenSSL failed: nothing safe to do */
+			}
 			uint64_t t = tm->clock[core];
 			tm->clock[core] += tm->issue;
 			lines[i] = first + i;
@@ -308,6 +379,15 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
 {
 	uint8_t plain[EMU_LINE] = {0}, pad[EMU_LINE];
+	/* split counters: a counter beyond the line's minor range takes the
+	 * page to a new major (every counter of the old one is then smaller) */
+	while (e->layout->id == LAYOUT_SPLIT &&
+	       (min_ctr > e->cur_ctr[l] + 1 || reenc_needed(e, l))) {
+		if (reenc_page(e, 0, l / 64))
+			return -1;
+		wq_drain_all(e, &e->qdata);
+		wq_drain_all(e, &e->qctr);
+	}
 	uint64_t ctr = e->cur_ctr[l];
 	if (ctr) {
 		if (crypto_line_pads(e->crypto, &l, &ctr, 1, pad))
@@ -339,6 +419,8 @@ static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
 int ctrl_advance_stale(struct emu *e)
 {
 	uint64_t first_line = EMU_DATA_HDR_SIZE / EMU_LINE;
+	if (reenc_resume(e))
+		return -1;
 	for (size_t i = 0; i < e->ndropped; i++) {
 		uint64_t l = e->dropped[i].line;
 		if (l >= first_line && l < e->nlines && e->dropped[i].ctr >= e->cur_ctr[l] &&
@@ -406,8 +488,8 @@ static void ctr_writeback_locked(struct emu *e, unsigned core, uint64_t first,
 {
 	if (!e->design->honours_ccwb || n == 0)
 		return;
-	uint64_t cl0 = e->layout->ctr_line_of(first);
-	uint64_t cl1 = e->layout->ctr_line_of(first + n - 1);
+	uint64_t cl0 = first / e->layout->lines_per_ctr_line;
+	uint64_t cl1 = (first + n - 1) / e->layout->lines_per_ctr_line;
 	for (uint64_t cl = cl0; cl <= cl1; cl++) {
 		if (!cc_clean(&e->cc, cl))
 			continue;
@@ -581,7 +663,8 @@ int emu_load_view(struct emu *e, void *view)
 	}
 	if (e->design->enc == ENC_CTR)
 		e->stat[ST_AES_PADS] += nread;
-	uint64_t ctr_lines = e->design->enc == ENC_CTR ? (e->nlines + 7) / 8 : 0;
+	uint64_t per = e->layout->lines_per_ctr_line;
+	uint64_t ctr_lines = e->design->enc == ENC_CTR ? (e->nlines + per - 1) / per : 0;
 	e->stat[ST_MEDIA_READS] += nread + ctr_lines;
 	uint64_t per_read = e->tm.rcd + e->tm.cl;
 	uint64_t t = (nread + ctr_lines) * per_read / (e->tm.banks ? e->tm.banks : 1);
@@ -589,4 +672,19 @@ int emu_load_view(struct emu *e, void *view)
 		t += nread * e->tm.aes;
 	e->tm.clock[0] += t;
 	return rc;
+}
+
+/* ctrl_enqueue_data -- enqueue_data for the other parts of the controller. */
+struct wq_entry *ctrl_enqueue_data(struct emu *e, unsigned core, uint64_t line,
+				   const uint8_t *plain, const uint8_t *pad, uint64_t ctr,
+				   uint64_t at, uint64_t aux, uint64_t flags)
+{
+	return enqueue_data(e, core, line, plain, pad, ctr, at, aux, flags);
+}
+
+/* ctrl_enqueue_ctr -- enqueue_ctr for the other parts of the controller. */
+struct wq_entry *ctrl_enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
+				  uint64_t at, int ready, uint64_t *accept)
+{
+	return enqueue_ctr(e, core, cl, at, ready, accept);
 }

@@ -7,23 +7,51 @@
 #include "emu_internal.h"
 
 /* The presets.  Columns: name, encryption, counter cache, counter-atomicity,
- * honours counter_cache_writeback(), source. */
+ * honours counter_cache_writeback(), counter layout, counter placement,
+ * counter write coalescing, default profile, source. */
 static const struct design designs[] = {
-	{"plain", ENC_NONE, CC_NONE, CA_NONE, 0,
+	{"plain", ENC_NONE, CC_NONE, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
 	 "SCA 6.1: no-encryption design"},
-	{"ideal", ENC_CTR, CC_BATTERY, CA_NONE, 0,
+	{"ideal", ENC_CTR, CC_BATTERY, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
 	 "SCA 6.1: ideal design, battery-backed counter cache, no counter-atomicity cost"},
-	{"unsafe", ENC_CTR, CC_WB, CA_NONE, 0,
+	{"unsafe", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
 	 "negative control: write-back counter cache, no battery, no counter-atomicity"},
-	{"colocated", ENC_CTR, CC_NONE, CA_COLOCATED, 0,
+	{"colocated", ENC_CTR, CC_NONE, CA_COLOCATED, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
 	 "SCA 3.2.1, Fig. 5(a): data and counter in one 72 B write, no counter cache"},
-	{"colocated-cc", ENC_CTR, CC_WB, CA_COLOCATED, 0,
+	{"colocated-cc", ENC_CTR, CC_WB, CA_COLOCATED, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
 	 "SCA 3.2.1, Fig. 5(b): co-located write plus a counter cache for reads"},
-	{"fca", ENC_CTR, CC_WB, CA_FULL, 0,
+	{"fca", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
 	 "SCA 3.2.2: full counter-atomicity, every write pairs data and counter"},
-	{"sca", ENC_CTR, CC_WB, CA_SELECTIVE, 1,
+	{"sca", ENC_CTR, CC_WB, CA_SELECTIVE, 1, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
 	 "SCA 4-5: selective counter-atomicity, CounterAtomic + counter_cache_writeback"},
+	{"wt", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_SINGLE, 0, "supermem",
+	 "SuperMem 3.2, 4: write-through counter cache with a register, split "
+	 "counters in one bank (WT)"},
+	{"wt-cwc", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_SINGLE, 1, "supermem",
+	 "SuperMem 3.4: WT plus counter write coalescing (WT+CWC)"},
+	{"wt-xbank", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_XBANK, 0, "supermem",
+	 "SuperMem 3.3: WT plus cross-bank counter storage (WT+XBank)"},
+	{"supermem", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_XBANK, 1, "supermem",
+	 "SuperMem 3: WT + XBank + CWC"},
 };
+
+/* design_names -- the preset names, comma separated. */
+const char *design_names(void)
+{
+	return "plain, ideal, unsafe, colocated, colocated-cc, fca, sca, wt, wt-cwc, "
+	       "wt-xbank, supermem";
+}
+
+/* placement_find -- the counter placement called name (the ctr_placement
+ * option), or -1. */
+int placement_find(const char *name)
+{
+	static const char *const names[] = {"interleave", "single", "same", "xbank"};
+	for (int i = 0; i < 4; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return -1;
+}
 
 /* design_find -- the preset called name, or NULL. */
 const struct design *design_find(const char *name)
@@ -42,12 +70,16 @@ const struct design *design_table(unsigned *n)
 }
 
 /* The profiles.  sca: SCA Table 2 (PCM 48/15/13/50/7.5/300 ns, 40 ns AES,
- * 1 MB 16-way counter cache, 64-entry data and 16-entry counter queues).
- * supermem: SuperMem Table 2 (8 banks, 32-entry write queue, 256 KB 8-way
- * counter cache, 24-cycle AES at 2 GHz = 12 ns, 8-cycle counter cache). */
+ * 1 MB 16-way counter cache, 64-entry data and 16-entry counter queues),
+ * banks interleaved by line.
+ * supermem: SuperMem Table 2 (8 banks, one 32-entry write queue shared by
+ * data and counters, 256 KB 8-way counter cache, 24-cycle AES at 2 GHz =
+ * 12 ns, 8-cycle counter cache).  Banks hold whole 4 KiB pages: SuperMem 3.3
+ * has an application's contiguous memory in one bank and data in bank X with
+ * its counters in one other bank, which line interleaving cannot express. */
 static const struct profile profiles[] = {
-	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8},
-	{"supermem", 48, 15, 13, 50, 7.5, 300, 12, 2, 4, 1, 256, 8, 32, 32, 8},
+	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1, 0},
+	{"supermem", 48, 15, 13, 50, 7.5, 300, 12, 2, 4, 1, 256, 8, 32, 32, 8, 64, 1},
 };
 
 /* profile_find -- the profile called name, or NULL. */

@@ -72,15 +72,29 @@ static int resolve(struct emu *e, const struct emu_config *cfg, const char *desi
 {
 	e->design = design_find(design);
 	if (!e->design)
-		return emu_err(SPM_E_DESIGN,
-			       "unknown design \"%s\" (plain, ideal, unsafe, colocated, "
-			       "colocated-cc, fca, sca)", design);
-	const char *pname = cfg->profile[0] ? cfg->profile : "sca";
+		return emu_err(SPM_E_DESIGN, "unknown design \"%s\" (%s)", design,
+			       design_names());
+	const char *pname = cfg->profile[0] ? cfg->profile : e->design->profile;
 	e->profile = profile_find(pname);
 	if (!e->profile)
 		return emu_err(SPM_E_OPTION, "profile: unknown profile \"%s\" (sca, supermem)",
 			       pname);
-	e->layout = &ctr_layout_mono;
+	e->layout = ctr_layout_of(e->design->layout);
+	e->minor_bits = e->layout->id == LAYOUT_SPLIT ? SPLIT_MINOR_BITS : 0;
+	if (cfg->minor_bits) {
+		if (e->layout->id != LAYOUT_SPLIT)
+			return emu_err(SPM_E_OPTION, "minor_bits: design %s has no split "
+				       "counters", e->design->name);
+		e->minor_bits = cfg->minor_bits;
+	}
+	e->placement = e->design->placement;
+	if (cfg->ctr_placement[0]) {
+		int pl = placement_find(cfg->ctr_placement);
+		if (pl < 0)
+			return emu_err(SPM_E_OPTION, "ctr_placement=%s: interleave, single, "
+				       "same or xbank", cfg->ctr_placement);
+		e->placement = (enum ctr_placement)pl;
+	}
 	e->no_ctr_recovery = cfg->no_ctr_recovery;
 	return 0;
 }
@@ -110,16 +124,38 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 	int rc = cc_init(&e->cc, kib, ways);
 	if (rc)
 		return rc;
-	tm_init(&e->tm, &q, wd, wc, banks);
+	tm_init(&e->tm, &q, wd, wc, banks, cfg->bank_lines ? cfg->bank_lines : p->bank_lines);
 	pthread_mutex_init(&e->lock, NULL);
 	e->lock_ready = 1;
 	return 0;
 }
 
-/* ctr_map_bytes -- size of the private counter mapping. */
+/* ctr_map_bytes -- size of the controller's counter array. */
 static size_t ctr_map_bytes(const struct emu *e)
 {
 	return (size_t)round_up(e->nlines * sizeof(uint64_t), EMU_PAGE);
+}
+
+/* load_split_counters -- decode counter storage into anonymous memory
+ * (pages of never-written counters stay untouched), then the RSR's page. */
+static int load_split_counters(struct emu *e)
+{
+	e->cur_ctr = mmap(NULL, ctr_map_bytes(e), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (e->cur_ctr == MAP_FAILED) {
+		e->cur_ctr = NULL;
+		return emu_err(-ENOMEM, "cannot map %llu counters",
+			       (unsigned long long)e->nlines);
+	}
+	const uint8_t *home = (const uint8_t *)e->ctr_home;
+	for (uint64_t cl = 0; cl < e->nlines / 64; cl++) {
+		static const uint8_t zero[EMU_LINE];
+		if (memcmp(home + cl * EMU_LINE, zero, EMU_LINE) != 0)
+			e->layout->decode(home + cl * EMU_LINE, e->minor_bits,
+					  e->cur_ctr + cl * 64);
+	}
+	reenc_interpret(e);
+	return 0;
 }
 
 /* attach -- point at the meta file's regions; volatile counters from storage. */
@@ -131,6 +167,7 @@ static int attach(struct emu *e)
 	struct wq_entry *c = d + sb->adr_data_cap;
 	e->nlines = sb->nlines;
 	e->ctr_home = (uint64_t *)(e->media.meta + sb->ctr_off);
+	e->rsr = (struct rsr *)adr;
 	e->ca_bits = e->media.meta + sb->ca_off;
 	e->shadow = (uint64_t *)(e->media.meta + sb->shadow_off);
 	e->shadow_slots = sb->shadow_slots;
@@ -144,6 +181,8 @@ static int attach(struct emu *e)
 	wq_attach(&e->qdata, d, sb->adr_data_cap, e->tm.qdata.cap, &e->tm.qdata);
 	wq_attach(&e->qctr, c, sb->adr_ctr_cap, e->tm.qctr.cap, &e->tm.qctr);
 	e->next_seq = 1;
+	if (e->design->enc == ENC_CTR && e->layout->id == LAYOUT_SPLIT)
+		return load_split_counters(e);
 	if (e->design->enc == ENC_CTR) {
 		/*
 		 * The controller's newest counters start as a private
@@ -237,7 +276,9 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	sb.adr_size = round_up(ADR_HDR_SIZE + (uint64_t)(dcap + ccap) * sizeof(struct wq_entry),
 			       EMU_PAGE);
 	sb.ctr_off = sb.adr_off + sb.adr_size;
-	sb.ctr_size = round_up(e->layout->storage_bytes(nlines), EMU_PAGE);
+	sb.ctr_size = round_up(ctr_storage_bytes(e->layout, nlines), EMU_PAGE);
+	sb.ctr_layout = e->layout->id;
+	sb.minor_bits = e->minor_bits;
 	sb.ca_off = sb.ctr_off + sb.ctr_size;
 	sb.ca_size = round_up((nlines + 7) / 8, EMU_PAGE);
 	sb.shadow_off = sb.ca_off + sb.ca_size;
@@ -332,8 +373,10 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 	int fd = open(meta_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return emu_err(-errno, "%s: %s", meta_path, strerror(errno));
-	uint64_t lines[2] = {sb->nlines, (sb->nlines + ctr_layout_mono.lines_per_ctr_line - 1) /
-					 ctr_layout_mono.lines_per_ctr_line};
+	const struct ctr_layout *lay = ctr_layout_of(sb->ctr_layout);
+	uint64_t lines[2] = {sb->nlines, (sb->nlines + lay->lines_per_ctr_line - 1) /
+					 lay->lines_per_ctr_line};
+
 	unsigned total = sb->adr_data_cap + sb->adr_ctr_cap;
 	struct wq_entry w[32];
 	int rc = 0;
@@ -357,6 +400,29 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 	}
 	close(fd);
 	return rc;
+}
+
+/*
+ * check_rsr -- the re-encryption status register names a page of the pool
+ * under a major that can grow, and only in a dirty pool with split counters
+ * (a clean shutdown never leaves a page half re-encrypted).
+ */
+static int check_rsr(const char *meta_path, const struct superblock *sb)
+{
+	int fd = open(meta_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return emu_err(-errno, "%s: %s", meta_path, strerror(errno));
+	struct rsr rsr;
+	ssize_t got = pread(fd, &rsr, sizeof(rsr), (off_t)sb->adr_off);
+	close(fd);
+	if (got != (ssize_t)sizeof(rsr))
+		return emu_err(SPM_E_TRUNCATED, "%s: cannot read the ADR region", meta_path);
+	if (rsr.active && (sb->state != SB_STATE_DIRTY || sb->ctr_layout != LAYOUT_SPLIT ||
+			   rsr.active > sb->nlines / 64 ||
+			   rsr.old_major >= (1ull << (64 - sb->minor_bits)) - 1))
+		return emu_err(SPM_E_CORRUPT, "%s: bad re-encryption status register",
+			       meta_path);
+	return 0;
 }
 
 /* validate -- read and check both headers; nothing is written. */
@@ -403,14 +469,16 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 		sb->adr_size >= ADR_HDR_SIZE + (uint64_t)(sb->adr_data_cap + sb->adr_ctr_cap) *
 					sizeof(struct wq_entry) &&
 		sb->ctr_off == sb->adr_off + sb->adr_size &&
-		sb->ctr_size >= ctr_layout_mono.storage_bytes(nl) &&
+		ctr_layout_of(sb->ctr_layout) &&
+		sb->ctr_size >= ctr_storage_bytes(ctr_layout_of(sb->ctr_layout), nl) &&
+		(sb->ctr_layout == LAYOUT_SPLIT ? sb->minor_bits >= 1 && sb->minor_bits <= 7
+						: sb->minor_bits == 0) &&
 		sb->ca_off == sb->ctr_off + sb->ctr_size && sb->ca_size >= (nl + 7) / 8 &&
 		sb->shadow_off == sb->ca_off + sb->ca_size && sb->shadow_slots >= 1 &&
 		sb->shadow_slots <= (1u << 24) && sb->stop_loss >= 1 &&
 		sb->stop_loss <= (1ull << 32) &&
 		sb->meta_size == sb->shadow_off + round_up(sb->shadow_slots * sizeof(uint64_t),
-							   EMU_PAGE) &&
-		sb->ctr_layout == 0;
+							   EMU_PAGE);
 	/* every region inside meta_size (so none of the sums above wrapped
 	 * around) and page aligned (the counters are mapped at ctr_off) */
 #define REGION_OK(off, size) ((off) % EMU_PAGE == 0 && (off) <= sb->meta_size && \
@@ -425,6 +493,8 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 	if ((uint64_t)msize != sb->meta_size)
 		return emu_err(SPM_E_TRUNCATED, "%s: size %lld, superblock says %llu",
 			       meta_path, (long long)msize, (unsigned long long)sb->meta_size);
+	if ((rc = check_rsr(meta_path, sb)))
+		return rc;
 	if (sb->state == SB_STATE_DIRTY)
 		return check_adr(meta_path, sb);
 	return 0;
@@ -480,6 +550,17 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	}
 	if ((rc = resolve(e, cfg, design)))
 		goto fail;
+	if (sb.ctr_layout != e->layout->id) {
+		rc = emu_err(SPM_E_CORRUPT, "%s.meta: counter layout %u does not fit design %s",
+			     path, sb.ctr_layout, design);
+		goto fail;
+	}
+	if (cfg->minor_bits && cfg->minor_bits != sb.minor_bits) {
+		rc = emu_err(SPM_E_OPTION, "minor_bits=%u: %s was created with %u",
+			     cfg->minor_bits, path, sb.minor_bits);
+		goto fail;
+	}
+	e->minor_bits = sb.minor_bits;
 	if (e->design->enc == ENC_CTR) {
 		uint8_t key[32], enc[32], kcv[16];
 		if (sb.aes_bits != 128 && sb.aes_bits != 256) {
@@ -525,6 +606,7 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	wq_attach(&e->qdata, d, sb.adr_data_cap, sb.adr_data_cap, &e->tm.qdata);
 	wq_attach(&e->qctr, d + sb.adr_data_cap, sb.adr_ctr_cap, sb.adr_ctr_cap,
 		  &e->tm.qctr);
+	e->rsr = (struct rsr *)(e->media.meta + sb.adr_off);
 	e->was_dirty = e->sb->state == SB_STATE_DIRTY;
 	if (e->was_dirty && (rc = ctrl_recover(e)))
 		goto fail;
@@ -543,6 +625,25 @@ fail:
 	return rc;
 }
 
+/* sync_counters -- nothing of a counter may stay only in the controller. */
+static void sync_counters(struct emu *e)
+{
+	if (e->layout->id == LAYOUT_MONO) {
+		for (uint64_t l = 0; l < e->nlines; l++)
+			if (e->ctr_home[l] < e->cur_ctr[l])
+				e->ctr_home[l] = e->cur_ctr[l];
+		media_persist(&e->media, e->ctr_home, e->nlines * sizeof(uint64_t));
+		return;
+	}
+	uint8_t *home = (uint8_t *)e->ctr_home;
+	for (uint64_t cl = 0; cl < e->nlines / 64; cl++) {
+		uint8_t line[EMU_LINE];
+		e->layout->encode(e->cur_ctr + cl * 64, e->minor_bits, line);
+		ctr_merge_home(e->layout, e->minor_bits, home + cl * EMU_LINE, line);
+	}
+	media_persist(&e->media, home, e->nlines);
+}
+
 /* emu_close -- clean shutdown: counters and queues to media, state clean. */
 int emu_close(struct emu *e)
 {
@@ -550,13 +651,8 @@ int emu_close(struct emu *e)
 		return 0;
 	pthread_mutex_lock(&e->lock);
 	ctrl_drain_all(e);
-	if (e->design->enc == ENC_CTR) {
-		/* nothing of a counter may stay only in the controller */
-		for (uint64_t l = 0; l < e->nlines; l++)
-			if (e->ctr_home[l] < e->cur_ctr[l])
-				e->ctr_home[l] = e->cur_ctr[l];
-		media_persist(&e->media, e->ctr_home, e->nlines * sizeof(uint64_t));
-	}
+	if (e->design->enc == ENC_CTR)
+		sync_counters(e);
 	set_state(e, SB_STATE_CLEAN);
 	pthread_mutex_unlock(&e->lock);
 	emu_free(e);

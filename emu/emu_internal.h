@@ -23,6 +23,7 @@ enum cc_policy {
 	CC_NONE,    /* no counter cache: every counter is fetched (colocated) */
 	CC_WB,      /* write-back, volatile */
 	CC_BATTERY, /* write-back, battery-backed: survives a crash (ideal) */
+	CC_WT,      /* write-through: never dirty (SuperMem 3.2) */
 };
 enum ca_policy {
 	CA_NONE,       /* counters reach media only on eviction (unsafe, ideal) */
@@ -31,17 +32,34 @@ enum ca_policy {
 	CA_COLOCATED,  /* data and counter in one wide (72 B) write */
 };
 
+/* Where the counter line of data in bank X is stored (SuperMem 3.3, Fig. 8). */
+enum ctr_placement {
+	CP_INTERLEAVE, /* counter storage after the data, interleaved like it */
+	CP_SINGLE,     /* SingleBank: every counter line in the last bank */
+	CP_SAME,       /* SameBank: in bank X */
+	CP_XBANK,      /* XBank: in bank (X + N/2) mod N */
+};
+enum ctr_layout_id { LAYOUT_MONO = 0, LAYOUT_SPLIT = 1 };
+
 struct design {
 	const char *name;
 	enum enc_policy enc;
 	enum cc_policy cc;
 	enum ca_policy ca;
 	int honours_ccwb; /* counter_cache_writeback() acts */
+	enum ctr_layout_id layout;
+	enum ctr_placement placement;
+	int coalesce; /* counter write coalescing in the queue (SuperMem 3.4.3) */
+	const char *profile; /* default profile */
 	const char *paper; /* where it comes from */
 };
 
 const struct design *design_find(const char *name);
 const struct design *design_table(unsigned *n);
+/* "plain, ideal, ..." -- the preset names, for messages. */
+const char *design_names(void);
+/* the placement called name, or -1 */
+int placement_find(const char *name);
 
 /* A configuration/timing profile: one paper's configuration table. */
 struct profile {
@@ -52,6 +70,8 @@ struct profile {
 	double cc_hit_ns;   /* counter cache lookup */
 	double issue_ns;    /* cost of issuing one clwb at the core */
 	unsigned ctr_cache_kib, ctr_cache_ways, wpq_data, wpq_ctr, banks;
+	unsigned bank_lines; /* consecutive lines per bank (1: line interleaving) */
+	int wpq_shared;      /* data and counters share the data queue's slots */
 };
 
 const struct profile *profile_find(const char *name);
@@ -78,12 +98,17 @@ int crypto_hkdf(const uint8_t *key, size_t keylen, const uint8_t *salt,
 /* A write queue's slots in modeled time: when each slot frees. */
 struct tm_queue {
 	uint64_t slot_free[TM_MAX_QUEUE];
+	uint64_t slot_start[TM_MAX_QUEUE]; /* when the slot's write reaches its bank */
+	uint64_t slot_addr[TM_MAX_QUEUE];  /* its address (TM_CTR_ADDR: a counter line) */
 	unsigned cap, pos;
 };
+#define TM_CTR_ADDR (1ull << 63)
 
 struct timing {
 	uint64_t rcd, cl, cwd, faw, wtr, wr, aes, aes_issue, cc_hit, issue; /* ps */
 	unsigned banks, bank_mask; /* mask: banks - 1 if a power of two, else 0 */
+	unsigned bank_lines;       /* consecutive lines per bank */
+	int wpq_shared;            /* counter writes take data queue slots */
 	uint64_t bank_free[TM_MAX_BANKS];
 	int bank_last_write[TM_MAX_BANKS];
 	uint64_t act[4]; /* last four activations, for tFAW */
@@ -95,13 +120,16 @@ struct timing {
 };
 
 void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
-	     unsigned wpq_ctr, unsigned banks);
+	     unsigned wpq_ctr, unsigned banks, unsigned bank_lines);
 void tm_reset(struct timing *t);
 /* Modeled time at which a pad for a request ready at time t is done. */
 uint64_t tm_aes(struct timing *t, uint64_t ready);
 /* Enqueue a write to bank at time ready; returns acceptance time; *stalled. */
 uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
-		  uint64_t ready, int *stalled);
+		  uint64_t addr, uint64_t ready, int *stalled);
+/* Is a write of addr in q at time at, not yet at its bank? (coalescing) */
+int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
+	      uint64_t at);
 /* A read from bank issued at time t; returns when data is there. */
 uint64_t tm_read(struct timing *t, unsigned bank, uint64_t at);
 uint64_t tm_makespan(const struct timing *t);
@@ -139,19 +167,30 @@ void cc_invalidate_all(struct ctr_cache *c);
 /* ------------------------------------------------------------ counters */
 
 /*
- * The counter storage layout behind an interface; mono is the only layout of
- * this build (8-byte counter per line, 8 per counter line), split follows.
+ * The counter storage layout behind an interface.  The controller keeps each
+ * line's effective counter (the value in its pads) as a u64; a layout says
+ * how a 64-byte counter line stores the counters of the lines it covers.
+ *  mono:  8-byte counter per line, 8 per counter line (SCA 5.2.1);
+ *  split: per 4 KiB page a 64-bit major and 64 7-bit minors (SuperMem
+ *         3.4.1); effective counter = major << minor_bits | minor.
  */
 struct ctr_layout {
 	const char *name;
-	/* counter line holding the counter of data line `line` */
-	uint64_t (*ctr_line_of)(uint64_t line);
-	/* data lines covered by one counter line */
-	unsigned lines_per_ctr_line;
-	/* bytes of counter storage for nlines data lines */
-	uint64_t (*storage_bytes)(uint64_t nlines);
+	enum ctr_layout_id id;
+	unsigned lines_per_ctr_line; /* data lines covered by one counter line */
+	/* the counter line of the effective counters ctr[0..lines_per-1] */
+	void (*encode)(const uint64_t *ctr, unsigned minor_bits, uint8_t out[64]);
+	/* the effective counters stored in a counter line */
+	void (*decode)(const uint8_t in[64], unsigned minor_bits, uint64_t *ctr);
 };
-extern const struct ctr_layout ctr_layout_mono;
+extern const struct ctr_layout ctr_layout_mono, ctr_layout_split;
+const struct ctr_layout *ctr_layout_of(unsigned id);
+/* bytes of counter storage for nlines data lines */
+uint64_t ctr_storage_bytes(const struct ctr_layout *l, uint64_t nlines);
+/* merge a counter line payload into its home: counters only grow */
+void ctr_merge_home(const struct ctr_layout *l, unsigned minor_bits,
+		    uint8_t home[64], const uint8_t payload[64]);
+#define SPLIT_MINOR_BITS 7u
 
 /* ------------------------------------------------------------ media */
 
@@ -197,7 +236,9 @@ struct superblock {
 	uint64_t shadow_off;   /* counter cache shadow table (Anubis-style) */
 	uint64_t shadow_slots; /* one u64 per counter cache way */
 	uint64_t stop_loss;    /* Osiris-style bound on lost increments */
-	uint8_t reserved[512 - 208];
+	uint32_t minor_bits;   /* split layout: bits of a minor counter (1..7) */
+	uint32_t pad2;
+	uint8_t reserved[512 - 216];
 	/* not checksummed: written alone with one 8-byte store */
 	uint64_t state;
 };
@@ -213,6 +254,8 @@ enum {
 	WQ_READY = 2u,  /* may drain (at a crash, only ready entries do) */
 	WQ_PAIRED = 4u, /* data half of a counter-atomic pair: ready iff partner is */
 	WQ_COLOC = 8u,  /* the entry's counter is in aux and goes home with it */
+	WQ_RSR = 16u,   /* a line re-encrypted under the RSR (reenc.c): complete
+			   once valid, rolled forward at recovery */
 };
 struct wq_entry {
 	uint64_t seq;
@@ -225,6 +268,15 @@ struct wq_entry {
 _Static_assert(sizeof(struct wq_entry) == 128, "wq_entry layout");
 
 #define ADR_HDR_SIZE 4096u
+
+/* The re-encryption status register (SuperMem 3.4.4), first in the ADR
+ * region's header: ADR-protected like the queues. */
+struct rsr {
+	uint64_t active;    /* page + 1 while the page is re-encrypted, else 0 */
+	uint64_t old_major; /* the page's major before */
+	uint64_t done;      /* bit i: line i of the page is under the new major */
+	uint64_t pad;
+};
 #define SHADOW_SLOTS 131072u /* counter caches up to 8 MiB */
 #define STOP_LOSS_DEFAULT (1u << 20)
 
@@ -323,6 +375,9 @@ struct emu {
 	const struct design *design;
 	const struct profile *profile;
 	const struct ctr_layout *layout;
+	unsigned minor_bits;       /* split layout */
+	enum ctr_placement placement;
+	struct rsr *rsr;           /* in the ADR region */
 	struct media media;
 	struct superblock *sb;
 	uint64_t nlines;
@@ -330,6 +385,7 @@ struct emu {
 	struct ctr_cache cc;
 	uint64_t *cur_ctr; /* the newest counter of each line (volatile) */
 	uint64_t *ctr_home; /* counter storage in the meta file */
+	int cur_ctr_anon;   /* cur_ctr is anonymous memory (decoded), not a private map */
 	uint8_t *ca_bits;   /* CounterAtomic bitmap in the meta file */
 	struct wq qdata, qctr;
 	uint64_t next_seq;
@@ -355,6 +411,20 @@ void audit_pads(struct emu *e, const uint64_t *line, const uint64_t *ctr, unsign
 void audit_close(struct emu *e);
 
 /* controller internals used across files */
+struct wq_entry *ctrl_enqueue_data(struct emu *e, unsigned core, uint64_t line,
+				   const uint8_t *plain, const uint8_t *pad, uint64_t ctr,
+				   uint64_t at, uint64_t aux, uint64_t flags);
+struct wq_entry *ctrl_enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
+				  uint64_t at, int ready, uint64_t *accept);
+void ctrl_coalesce(struct emu *e, uint64_t cl, const struct wq_entry *newest);
+unsigned ctrl_data_bank(const struct emu *e, uint64_t line);
+/* reenc.c: split counters' page re-encryption (SuperMem 3.4.4) */
+int reenc_needed(const struct emu *e, uint64_t line);
+int reenc_page(struct emu *e, unsigned core, uint64_t page);
+void reenc_interpret(struct emu *e);
+int reenc_resume(struct emu *e);
+int rsr_covers(const struct emu *e, uint64_t line);
+void rsr_mark_done(struct emu *e, uint64_t line);
 void ctrl_drain_all(struct emu *e);
 int ctrl_recover(struct emu *e);
 int ctrl_advance_stale(struct emu *e);

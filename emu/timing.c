@@ -21,7 +21,7 @@ static uint64_t max64(uint64_t a, uint64_t b)
 
 /* tm_init -- the model of profile p with the given queue depths and banks. */
 void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
-	     unsigned wpq_ctr, unsigned banks)
+	     unsigned wpq_ctr, unsigned banks, unsigned bank_lines)
 {
 	memset(t, 0, sizeof(*t));
 	t->rcd = ps(p->t_rcd);
@@ -36,6 +36,8 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->issue = ps(p->issue_ns);
 	t->banks = banks;
 	t->bank_mask = (banks & (banks - 1)) == 0 ? banks - 1 : 0;
+	t->bank_lines = bank_lines ? bank_lines : 1;
+	t->wpq_shared = p->wpq_shared;
 	t->qdata.cap = wpq_data;
 	t->qctr.cap = wpq_ctr;
 }
@@ -50,6 +52,8 @@ void tm_reset(struct timing *t)
 	memset(t->pending, 0, sizeof(t->pending));
 	memset(t->qdata.slot_free, 0, sizeof(t->qdata.slot_free));
 	memset(t->qctr.slot_free, 0, sizeof(t->qctr.slot_free));
+	memset(t->qdata.slot_start, 0, sizeof(t->qdata.slot_start));
+	memset(t->qctr.slot_start, 0, sizeof(t->qctr.slot_start));
 	t->aes_free = 0;
 	t->qdata.pos = t->qctr.pos = 0;
 }
@@ -79,7 +83,7 @@ static uint64_t activate(struct timing *t, uint64_t at)
  * the bank is busy tCWD + tWR.  The slot frees when the write completes.
  */
 uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
-		  uint64_t ready, int *stalled)
+		  uint64_t addr, uint64_t ready, int *stalled)
 {
 	uint64_t slot = q->slot_free[q->pos];
 	uint64_t accept = max64(ready, slot);
@@ -89,9 +93,26 @@ uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
 	t->bank_free[bank] = done;
 	t->bank_last_write[bank] = 1;
 	q->slot_free[q->pos] = done;
+	q->slot_start[q->pos] = start;
+	q->slot_addr[q->pos] = addr;
 	if (++q->pos == q->cap)
 		q->pos = 0;
 	return accept;
+}
+
+/*
+ * tm_queued -- a write of addr entered q and has not reached its bank by
+ * time at: it still waits in the queue, where a newer write of the same
+ * counter line may replace it (SuperMem 3.4.3).
+ */
+int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
+	      uint64_t at)
+{
+	(void)t;
+	for (unsigned i = 0; i < q->cap; i++)
+		if (q->slot_addr[i] == addr && q->slot_start[i] > at)
+			return 1;
+	return 0;
 }
 
 /* tm_read -- a read of bank at time at: tRCD + tCL, after tWTR following a write. */

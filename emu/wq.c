@@ -31,8 +31,10 @@ static void store_state(struct emu *e, struct wq_entry *w, uint64_t state)
 	media_persist(&e->media, &w->state, sizeof(w->state));
 }
 
-/* home_write -- write an entry's payload to its home in the media. */
-void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr)
+/* home_write -- write an entry's payload to its home in the media.
+ * in_order: every earlier write of the home was drained before (the
+ * queue's FIFO order), so a counter line payload is the newest. */
+void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr, int in_order)
 {
 	if (!is_ctr) {
 		uint8_t *home = e->media.data + w->addr * EMU_LINE;
@@ -49,23 +51,27 @@ void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr)
 		}
 		return;
 	}
-	/* counter line: counters only grow, so a late drain never rolls one back */
-	uint64_t first = w->addr * e->layout->lines_per_ctr_line;
-	const uint64_t *src = (const uint64_t *)w->payload;
-	for (unsigned i = 0; i < e->layout->lines_per_ctr_line; i++)
-		if (first + i < e->nlines && src[i] > e->ctr_home[first + i])
-			e->ctr_home[first + i] = src[i];
-	media_persist(&e->media, &e->ctr_home[first], EMU_LINE);
+	/* counter line: counters only grow, so a late drain never rolls one back
+	 * (mono: the co-located counters of data entries also write home) */
+	uint8_t *home = (uint8_t *)e->ctr_home + w->addr * EMU_LINE;
+	if (in_order && e->layout->id == LAYOUT_SPLIT)
+		memcpy(home, w->payload, EMU_LINE);
+	else
+		ctr_merge_home(e->layout, e->minor_bits, home, w->payload);
+	media_persist(&e->media, home, EMU_LINE);
 }
 
-/* wq_drain_one -- write the oldest entry home and free its slot. */
+/* wq_drain_one -- write the oldest entry home and free its slot (a slot
+ * whose entry was removed by coalescing is just passed). */
 void wq_drain_one(struct emu *e, struct wq *q)
 {
 	struct wq_entry *w = &q->slot[q->head];
-	wq_home_write(e, w, q == &e->qctr);
-	emu_crash_point("drain.home_written");
-	store_state(e, w, 0);
-	emu_crash_point("drain.entry_freed");
+	if (w->state & WQ_VALID) {
+		wq_home_write(e, w, q == &e->qctr, 1);
+		emu_crash_point("drain.home_written");
+		store_state(e, w, 0);
+		emu_crash_point("drain.entry_freed");
+	}
 	if (++q->head == q->depth)
 		q->head = 0;
 	q->count--;
@@ -103,6 +109,13 @@ struct wq_entry *wq_push(struct emu *e, struct wq *q, uint64_t addr,
 	return wq_publish(e, q, addr, aux, flags);
 }
 
+/* wq_remove -- take a queued entry out without writing it home (one store). */
+void wq_remove(struct emu *e, struct wq_entry *w)
+{
+	store_state(e, w, 0);
+	emu_crash_point("wpq.coalesced");
+}
+
 /* wq_set_ready -- set an entry's ready bit. */
 void wq_set_ready(struct emu *e, struct wq_entry *w)
 {
@@ -133,14 +146,14 @@ static void note_dropped(struct emu *e, const struct wq_entry *w,
 {
 	for (unsigned i = 0; i < cap; i++)
 		if ((ctr[i].state & WQ_VALID) && ctr[i].seq == w->aux) {
-			uint64_t c;
+			uint64_t c[64];
 			unsigned per = e->layout->lines_per_ctr_line;
-			memcpy(&c, ctr[i].payload + (w->addr % per) * 8, 8);
+			e->layout->decode(ctr[i].payload, e->minor_bits, c);
 			struct dropped *d = realloc(e->dropped, (e->ndropped + 1) * sizeof(*d));
 			if (!d)
 				abort();
 			e->dropped = d;
-			d[e->ndropped++] = (struct dropped){w->addr, c};
+			d[e->ndropped++] = (struct dropped){w->addr, c[w->addr % per]};
 			return;
 		}
 }
@@ -173,7 +186,8 @@ int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 		struct wq_entry *w = &data[i];
 		if (!(w->state & WQ_VALID))
 			continue;
-		int ready = (w->state & WQ_READY) ||
+		/* a re-encrypted line is complete once valid: rolled forward */
+		int ready = (w->state & (WQ_READY | WQ_RSR)) ||
 			    ((w->state & WQ_PAIRED) && partner_ready(ctr, ccap, w->aux));
 		if (ready) {
 			r[n++] = (struct rec_entry){w, 0};
@@ -194,7 +208,10 @@ int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 	}
 	qsort(r, n, sizeof(*r), by_seq);
 	for (unsigned i = 0; i < n; i++) {
-		wq_home_write(e, r[i].w, r[i].is_ctr);
+		/* a crash in recovery repeats it: an older entry may follow a newer */
+		wq_home_write(e, r[i].w, r[i].is_ctr, 0);
+		if ((r[i].w->state & WQ_RSR) && rsr_covers(e, r[i].w->addr))
+			rsr_mark_done(e, r[i].w->addr);
 		emu_crash_point("recovery.entry_drained");
 	}
 	*drained = n;

@@ -11,9 +11,10 @@ struct wq_entry *wq_reserve(struct emu *e, struct wq *q);
 struct wq_entry *wq_publish(struct emu *e, struct wq *q, uint64_t addr,
 			    uint64_t aux, uint64_t flags);
 void wq_set_ready(struct emu *e, struct wq_entry *w);
+void wq_remove(struct emu *e, struct wq_entry *w);
 void wq_drain_one(struct emu *e, struct wq *q);
 void wq_drain_all(struct emu *e, struct wq *q);
-void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr);
+void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr, int in_order);
 int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 	       struct wq_entry *ctr, unsigned ccap, uint64_t *drained,
 	       uint64_t *dropped);

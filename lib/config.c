@@ -79,6 +79,12 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return parse_uint(src, k, v, 1, 256, &c->wpq_ctr);
 	if (!strcmp(k, "banks"))
 		return parse_uint(src, k, v, 1, 64, &c->banks);
+	if (!strcmp(k, "bank_lines"))
+		return parse_uint(src, k, v, 1, 1u << 20, &c->bank_lines);
+	if (!strcmp(k, "minor_bits"))
+		return parse_uint(src, k, v, 1, 7, &c->minor_bits);
+	if (!strcmp(k, "ctr_placement"))
+		return parse_str(src, k, v, c->ctr_placement, sizeof(c->ctr_placement));
 	if (!strcmp(k, "durability")) {
 		static const char *const modes[] = {"auto", "pmem", "msync", "none"};
 		for (int i = 0; i < 4; i++)

@@ -23,14 +23,14 @@ static const struct profile *sca(void)
 /* model -- a fresh model of the sca profile with the given queues and banks. */
 static void model(struct timing *t, unsigned wpq_data, unsigned wpq_ctr, unsigned banks)
 {
-	tm_init(t, sca(), wpq_data, wpq_ctr, banks);
+	tm_init(t, sca(), wpq_data, wpq_ctr, banks, 1);
 }
 
 /* write -- tm_write into the data queue that must not stall. */
 static uint64_t write_nostall(struct timing *t, unsigned bank, uint64_t ready)
 {
 	int stalled = -1;
-	uint64_t acc = tm_write(t, &t->qdata, bank, ready, &stalled);
+	uint64_t acc = tm_write(t, &t->qdata, bank, 0, ready, &stalled);
 	assert_int_equal(stalled, 0);
 	assert_int_equal(acc, ready);
 	return acc;
@@ -83,11 +83,11 @@ static unsigned run_sequence(struct timing *t, uint64_t *out, unsigned n)
 		int stalled = -1;
 		switch ((x >> 8) % 4) {
 		case 0:
-			out[i] = tm_write(t, &t->qdata, bank, now, &stalled) * 2 + (uint64_t)stalled;
+			out[i] = tm_write(t, &t->qdata, bank, 0, now, &stalled) * 2 + (uint64_t)stalled;
 			stalls += (unsigned)stalled;
 			break;
 		case 1:
-			out[i] = tm_write(t, &t->qctr, bank, now, &stalled) * 2 + (uint64_t)stalled;
+			out[i] = tm_write(t, &t->qctr, bank, 0, now, &stalled) * 2 + (uint64_t)stalled;
 			stalls += (unsigned)stalled;
 			break;
 		case 2:
@@ -137,17 +137,17 @@ static void test_full_queue_stalls(void **state)
 	write_nostall(&t, 0, R);
 	/* both slots are taken until the writes complete at R+wt and R+2wt */
 	int stalled = -1;
-	uint64_t acc = tm_write(&t, &t.qdata, 1, R, &stalled);
+	uint64_t acc = tm_write(&t, &t.qdata, 1, 0, R, &stalled);
 	assert_int_equal(stalled, 1);
 	assert_int_equal(acc, R + wt);
 	assert_true(acc > R);
 	stalled = -1;
-	acc = tm_write(&t, &t.qdata, 2, R + 10, &stalled);
+	acc = tm_write(&t, &t.qdata, 2, 0, R + 10, &stalled);
 	assert_int_equal(stalled, 1);
 	assert_int_equal(acc, R + 2 * wt);
 	/* the counter queue is separate: not full */
 	stalled = -1;
-	acc = tm_write(&t, &t.qctr, 3, R, &stalled);
+	acc = tm_write(&t, &t.qctr, 3, 0, R, &stalled);
 	assert_int_equal(stalled, 0);
 	assert_int_equal(acc, R);
 	/* a write ready after its slot freed is accepted at once */

@@ -23,7 +23,7 @@ static const char *const stat_names[] = {
 	"media.writes.meta", "media.reads", "ctr_cache.hits", "ctr_cache.misses",
 	"ctr_cache.evictions", "ctr_cache.writebacks", "aes.pads", "wpq.stalls",
 	"wpq.coalesced", "ctrl.ca_writes", "ctrl.writes", "recovery.drained",
-	"recovery.dropped", "recovery.rolled_back",
+	"recovery.dropped", "recovery.rolled_back", "ctr.reencrypted_pages",
 };
 
 /* ---- values, randomness, small helpers --------------------------------- */
