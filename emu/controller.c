@@ -421,6 +421,9 @@ int ctrl_advance_stale(struct emu *e)
 	uint64_t first_line = EMU_DATA_HDR_SIZE / EMU_LINE;
 	if (reenc_resume(e))
 		return -1;
+	/* the view is loaded from home next */
+	wq_drain_all(e, &e->qdata);
+	wq_drain_all(e, &e->qctr);
 	for (size_t i = 0; i < e->ndropped; i++) {
 		uint64_t l = e->dropped[i].line;
 		if (l >= first_line && l < e->nlines && e->dropped[i].ctr >= e->cur_ctr[l] &&

@@ -162,7 +162,14 @@ void emu_crash_hit(const char *name)
 	default:
 		break;
 	}
-	if (kill_now)
+	if (kill_now) {
+		/* say where, for whoever reproduces a failing crash point */
+		char msg[160];
+		int n = snprintf(msg, sizeof(msg), "spm-crash: killed at crash point %llu (%s)\n",
+				 (unsigned long long)hit, name);
+		if (n > 0 && write(2, msg, (size_t)n) < 0)
+			n = 0;
 		die();
+	}
 	pthread_mutex_unlock(&crash_lock);
 }

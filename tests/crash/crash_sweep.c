@@ -52,7 +52,7 @@ struct opts {
 };
 
 struct result {
-	char design[32];
+	char design[64];
 	unsigned points_total, explored, ok, failures, recovery_crashes;
 	unsigned long reused, audited;
 	unsigned first_failure;
@@ -289,17 +289,27 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 {
 	struct ctx c = {.o = o};
 	struct run_out out;
-	char opts[64], ops[32], seed1[32], seed2[32], seed3[32], kbuf[32];
+	char opts[160], name[64], ops[32], seed1[32], seed2[32], seed3[32], kbuf[32];
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(res, 0, sizeof(*res));
 	snprintf(res->design, sizeof(res->design), "%s", design);
 	snprintf(c.bin, sizeof(c.bin), "%s/spm-%s", o->bin_dir, o->example);
-	snprintf(c.tmpl, sizeof(c.tmpl), "%s/sweep-%s-%s-tmpl", o->work, o->example, design);
-	snprintf(c.pool, sizeof(c.pool), "%s/sweep-%s-%s", o->work, o->example, design);
+	/* a design may carry create options: "supermem:minor_bits=2" */
+	snprintf(name, sizeof(name), "%s", design);
+	for (char *p = name; *p; p++)
+		if (*p == ':' || *p == '=' || *p == ';')
+			*p = '-';
+	snprintf(c.tmpl, sizeof(c.tmpl), "%s/sweep-%s-%s-tmpl", o->work, o->example, name);
+	snprintf(c.pool, sizeof(c.pool), "%s/sweep-%s-%s", o->work, o->example, name);
 	snprintf(c.evict_env, sizeof(c.evict_env), "SPM_EVICT=%llu:0.2",
 		 (unsigned long long)o->seed);
-	snprintf(opts, sizeof(opts), "design=%s", design);
+	const char *colon = strchr(design, ':');
+	if (colon)
+		snprintf(opts, sizeof(opts), "design=%.*s;%s", (int)(colon - design), design,
+			 colon + 1);
+	else
+		snprintf(opts, sizeof(opts), "design=%s", design);
 	snprintf(ops, sizeof(ops), "%u", o->ops);
 	snprintf(seed1, sizeof(seed1), "%llu", (unsigned long long)o->seed);
 	snprintf(seed2, sizeof(seed2), "%llu", (unsigned long long)o->seed + 1);
@@ -387,7 +397,9 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	struct opts o = {.ops = 40, .max_points = 60, .recovery_every = 3, .seed = 1};
-	snprintf(o.designs, sizeof(o.designs), "ideal,fca,sca,colocated,colocated-cc,unsafe");
+	/* SuperMem's designs with tiny minor counters re-encrypt pages often */
+	snprintf(o.designs, sizeof(o.designs), "ideal,fca,sca,colocated,colocated-cc,"
+		 "wt:minor_bits=2,wt-cwc:minor_bits=3,wt-xbank,supermem:minor_bits=2,unsafe");
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--evict")) {
@@ -425,7 +437,7 @@ int main(int argc, char **argv)
 	mkdir(o.work, 0700);
 	int bad = 0, saw_unsafe = 0;
 	FILE *rep = o.report ? fopen(o.report, "a") : NULL;
-	printf("%-8s %-13s %7s %8s %8s %9s %9s %7s %9s %7s\n", "example", "design", "points",
+	printf("%-8s %-24s %7s %8s %8s %9s %9s %7s %9s %7s\n", "example", "design", "points",
 	       "explored", "ok", "failures", "rec.crash", "reused", "pads", "seconds");
 	char *save = NULL;
 	for (char *d = strtok_r(o.designs, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
@@ -435,7 +447,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		int negative = !strcmp(d, "unsafe");
-		printf("%-8s %-13s %7u %8u %8u %9u %9u %7lu %9lu %7.1f%s\n", o.example, d,
+		printf("%-8s %-24s %7u %8u %8u %9u %9u %7lu %9lu %7.1f%s\n", o.example, d,
 		       r.points_total, r.explored, r.ok, r.failures, r.recovery_crashes,
 		       r.reused, r.audited, r.seconds,
 		       negative ? (r.failures ? "  (negative control: failures seen)"
