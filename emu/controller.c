@@ -214,7 +214,11 @@ static void shadow_record(struct emu *e, uint64_t cl)
 static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 				  uint64_t t, uint64_t *ctr)
 {
-	*ctr = ++e->cur_ctr[line];
+	/* the new counter is stored (write_one) only when its data enters the
+	 * queue: a counter line written before then -- an earlier line's pair,
+	 * an eviction -- must not carry it while the line's data in the media
+	 * is still under the old pad */
+	*ctr = e->cur_ctr[line] + 1;
 	if (e->design->cc == CC_NONE)
 		return t; /* the counter travels with the data */
 	uint64_t cl = line / e->layout->lines_per_ctr_line, victim = 0;
@@ -238,8 +242,10 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 			shadow_record(e, cl);
 	}
 	if (e->tracks_stale && e->cc.last->incs >= e->stop_loss) {
+		/* written back without this write's increment (stored when its
+		 * data is enqueued): the line stays dirty with that one */
 		uint64_t acc;
-		cc_clean(&e->cc, cl);
+		e->cc.last->incs = 1;
 		e->stat[ST_CC_STOP_LOSS]++;
 		enqueue_ctr(e, core, cl, t, 1, &acc);
 	}
@@ -271,6 +277,8 @@ static void write_one(struct emu *e, unsigned core, uint64_t line,
 		      const uint8_t *plain, const uint8_t *pad, uint64_t ctr,
 		      uint64_t t_ctr, uint64_t t_pad)
 {
+	if (pad)
+		e->cur_ctr[line] = ctr;
 	switch (e->design->ca) {
 	case CA_COLOCATED:
 		enqueue_data(e, core, line, plain, pad, ctr, t_pad, ctr, WQ_COLOC | WQ_READY);
@@ -400,6 +408,7 @@ static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
 	uint64_t newctr, t = counter_for_write(e, 0, l, 0, &newctr);
 	if (crypto_line_pads(e->crypto, &l, &newctr, 1, pad))
 		return -1;
+	e->cur_ctr[l] = newctr;
 	write_ca_pair(e, 0, l, plain, pad, newctr, t, t);
 	e->stat[ST_REC_REENCRYPTED]++;
 	return 0;
