@@ -19,11 +19,18 @@
  *    spm_open(); keys given explicitly in the options argument win over
  *    SPM_CONF.  An unknown key or a bad value is an error (SPM_E_OPTION), never
  *    silently ignored.  Keys (defaults in brackets):
- *      design=NAME        plain|ideal|unsafe|colocated|colocated-cc|fca|sca [sca]
+ *      design=NAME        plain|ideal|unsafe|colocated|colocated-cc|fca|sca
+ *                         |wt|wt-cwc|wt-xbank|supermem [sca]
  *                         fixed at spm_create(); at spm_open() it may be given
- *                         only with the pool's own design
+ *                         only with the pool's own design.  The SuperMem
+ *                         designs (wt...) write every counter through with its
+ *                         data and keep split counters (a major per 4 KiB page,
+ *                         7-bit minors): programs need no CounterAtomic.
  *      profile=NAME       timing/configuration profile: sca (the counter-
- *                         atomicity paper's Table 2) | supermem [sca]
+ *                         atomicity paper's Table 2) | supermem (SuperMem's
+ *                         Table 2: one shared 32-entry queue, 256 KiB 8-way
+ *                         counter cache, banks of whole 4 KiB pages)
+ *                         [sca; supermem for the SuperMem designs]
  *      key_file=PATH      AES key file [<path>.key]; spm_create() writes a new
  *                         random key there (mode 0600) if the file does not
  *                         exist, spm_open() reads it
@@ -33,6 +40,14 @@
  *      wpq_data=N         data write queue entries [profile: 64]
  *      wpq_ctr=N          counter write queue entries [profile: 16]
  *      banks=N            memory banks of the timing model [profile: 8]
+ *      bank_lines=N       consecutive 64-byte lines per bank [profile: 1 or 64]
+ *      ctr_placement=P    interleave|single|same|xbank: the bank of a counter
+ *                         line -- after the data, interleaved like it; all in
+ *                         the last bank; the bank X of its data; bank
+ *                         (X + banks/2) mod banks (SuperMem 3.3) [design]
+ *      minor_bits=N       split counters: bits per minor counter, 1-7, fixed
+ *                         at spm_create() [7]; fewer bits overflow minors (and
+ *                         re-encrypt pages) more often, for tests
  *      durability=MODE    auto|pmem|msync|none [auto]: how writes to the
  *                         media files are made durable.  auto: pmem flushes
  *                         where libpmem reports real persistent memory
@@ -258,7 +273,8 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  *   ctr_cache.hits / .misses / .evictions / .writebacks
  *   aes.pads                         64-byte pads generated (4 AES blocks each)
  *   wpq.stalls                       enqueues that waited for a free slot
- *   wpq.coalesced                    counter entries replaced by newer ones
+ *   wpq.coalesced                    counter writes merged into a queued write of
+ *                                    the same counter line (wt-cwc, supermem)
  *   ctrl.ca_writes                   counter-atomic write pairs
  *   ctrl.writes                      line write-backs received
  *   recovery.drained / .dropped      ADR entries drained / dropped at recovery
@@ -266,6 +282,7 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  *   recovery.reencrypted             lines re-encrypted past possibly lost counters
  *   ctr_cache.stop_loss_writebacks   counter lines written back after stop_loss increments
  *   evict.lines                      lines written back early by SPM_EVICT
+ *   ctr.reencrypted_pages            pages re-encrypted on a minor counter overflow
  */
 SPM_API int spm_stat(spm_pool *pool, const char *name, uint64_t *value);
 

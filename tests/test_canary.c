@@ -20,7 +20,8 @@ static const char canary[] = "SPM-CANARY:this-plaintext-must-never-reach-media!"
 #define CANARY_LEN (sizeof(canary) - 1)
 
 static const char *const designs[] = {"plain", "ideal", "unsafe", "colocated",
-				      "colocated-cc", "fca", "sca"};
+				      "colocated-cc", "fca", "sca", "wt", "wt-cwc",
+				      "wt-xbank", "supermem"};
 
 struct croot {
 	uint8_t tx_area[2048];

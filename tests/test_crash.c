@@ -507,6 +507,8 @@ static const struct pcase pcases[] = {
 	{"ideal", "plain", 0, 1},
 	{"colocated", "plain", 0, 1},
 	{"colocated-cc", "plain", 0, 1},
+	{"wt", "plain", 0, 1},
+	{"supermem", "plain", 0, 1},
 };
 
 /* persist_then_kill -- a line persisted without a transaction, then SIGKILL. */
@@ -549,7 +551,8 @@ static void persist_then_kill(void **state)
 /* The designs that must survive every crash (the brief: ideal, fca, sca; the
  * co-located ones are counter-atomic too). */
 static const char *const safe_designs[] = {"ideal", "fca", "sca", "colocated",
-					   "colocated-cc"};
+					   "colocated-cc", "wt", "wt-cwc", "wt-xbank",
+					   "supermem"};
 #define NSAFE (sizeof(safe_designs) / sizeof(safe_designs[0]))
 
 /* cleanup -- remove every pool a failed test may have left behind. */
@@ -557,7 +560,8 @@ static int cleanup(void **state)
 {
 	(void)state;
 	static const char *const all[] = {"plain", "ideal", "unsafe", "colocated",
-					  "colocated-cc", "fca", "sca"};
+					  "colocated-cc", "fca", "sca", "wt", "wt-cwc",
+					  "wt-xbank", "supermem"};
 	char path[4096];
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		pool_path(path, sizeof(path), all[i]);
@@ -575,8 +579,8 @@ int main(int argc, char **argv)
 		return 1;
 	self_exe[n] = '\0';
 	signal(SIGPIPE, SIG_IGN);
-	struct CMUnitTest tests[32];
-	char names[32][64];
+	struct CMUnitTest tests[48];
+	char names[48][64];
 	size_t t = 0;
 	for (size_t i = 0; i < NSAFE; i++) {
 		tests[t] = (struct CMUnitTest)cmocka_unit_test_prestate(kill_rounds,

@@ -3,10 +3,10 @@
 #
 #   test_examples.sh NAME BINARY TMPDIR [unit|crash]
 #
-# unit  (default): on each of the 7 designs, create, two runs with different
+# unit  (default): on each of the 11 designs, create, two runs with different
 #       seeds and value sizes, check ok; the same seeds give the same content
 #       on every design; usage and open errors exit 2.
-# crash: SPM_CRASH kills a run at crash points spread over the run on ideal,
+# crash: SPM_CRASH kills a run at crash points spread over the run on ideal, supermem,
 #       fca and sca (half of them with SPM_EVICT's early write-backs): every
 #       check must pass, and a recovered pool must keep working; one real kill -9 of a running process (synchronised on its
 #       progress output); on unsafe, a sweep of crash points must make check
@@ -24,7 +24,7 @@ mkdir -p "$tmp"
 dir=$(mktemp -d "$tmp/examples-$name-$mode.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 
-designs="plain ideal unsafe colocated colocated-cc fca sca"
+designs="plain ideal unsafe colocated colocated-cc fca sca wt wt-cwc wt-xbank supermem"
 fail() {
 	echo "FAIL [$name $mode]: $*" >&2
 	exit 1
@@ -194,7 +194,7 @@ kill9() {
 
 crash_tests() {
 	local d
-	for d in sca fca; do
+	for d in sca fca supermem; do
 		sweep "$d" 10
 		kill9 "$d"
 	done

@@ -158,10 +158,11 @@ int main(int argc, char **argv)
 	const char *d = getenv("SPM_TEST_DIR");
 	snprintf(dir, sizeof(dir), "%s", d && *d ? d : "/tmp");
 	static const char *designs[] = {"sca", "unsafe", "fca", "ideal", "colocated",
-					"colocated-cc"};
-	struct CMUnitTest tests[8];
+					"colocated-cc", "wt", "wt-cwc", "wt-xbank", "supermem"};
+	enum { ND = sizeof(designs) / sizeof(designs[0]) };
+	struct CMUnitTest tests[ND + 2];
 	unsigned n = 0;
-	for (unsigned i = 0; i < 6; i++)
+	for (unsigned i = 0; i < ND; i++)
 		tests[n++] = (struct CMUnitTest){designs[i], no_reuse, NULL, NULL,
 						 (void *)designs[i]};
 	tests[n++] = (struct CMUnitTest){"sca_without_recovery", reuse_found_without_recovery,

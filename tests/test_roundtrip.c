@@ -19,7 +19,8 @@
 #define MAX_FILL 512
 
 static const char *const designs[] = {"plain", "ideal", "unsafe", "colocated",
-				      "colocated-cc", "fca", "sca"};
+				      "colocated-cc", "fca", "sca", "wt", "wt-cwc",
+				      "wt-xbank", "supermem"};
 
 /* Every statistic spm.h lists. */
 static const char *const stat_names[] = {

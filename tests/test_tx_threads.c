@@ -22,7 +22,8 @@
 #define STRESS_TX 200
 
 static const char *const designs[] = {"plain", "ideal", "unsafe", "colocated",
-				      "colocated-cc", "fca", "sca"};
+				      "colocated-cc", "fca", "sca", "wt", "wt-cwc",
+				      "wt-xbank", "supermem"};
 
 /* One thread's list head: a line of its own. */
 struct slot {
