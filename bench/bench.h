@@ -24,6 +24,7 @@ struct bench_cfg {
 	uint64_t footprint;   /* bytes of data per core before the measured phase */
 	uint64_t elements;    /* array elements (0: from footprint, else 1024) */
 	unsigned mix;         /* enum ex_mix for the map workloads */
+	uint64_t work_ns;     /* modeled core work before each op (spm_model_work) */
 };
 
 /* The statistics a measurement records: CSV column, spm_stat name. */

@@ -67,6 +67,8 @@ static void print_group(const struct bench_row *rows, size_t n, size_t first)
 	       " ops per core, profile %s%s%s\n", g->workload, g->tx_size, g->cores,
 	       g->cores == 1 ? "" : "s", g->threads, g->threads == 1 ? "" : "s", g->ops,
 	       g->profile, g->set && *g->set ? ", " : "", g->set ? g->set : "");
+	if (g->work_ns)
+		printf("  (each op charged %" PRIu64 " ns of modeled core work)\n", g->work_ns);
 	printf("  %-13s %12s %14s %10s %10s %10s\n", "design", "ops/s wall",
 	       "modeled ns/op", "norm.time", "writes/op", "norm.wr");
 	for (size_t i = first; i < n; i++) {
@@ -120,7 +122,7 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 	fprintf(f, "design,workload,profile,cores,threads,tx_size,ops,modeled_ns,wall_ns");
 	for (unsigned s = 0; s < bench_nstats; s++)
 		fprintf(f, ",%s", bench_stats[s].column);
-	fprintf(f, ",footprint,reps,options\n");
+	fprintf(f, ",footprint,work_ns,reps,options\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct bench_row *r = &rows[i];
 		const struct bench_cfg *c = &r->cfg;
@@ -142,7 +144,8 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 			snprintf(opts, sizeof(opts), "PMEM_IS_PMEM_FORCE=%s;PMEM_NO_FLUSH=%s",
 				 getenv("PMEM_IS_PMEM_FORCE") ? getenv("PMEM_IS_PMEM_FORCE") : "",
 				 getenv("PMEM_NO_FLUSH") ? getenv("PMEM_NO_FLUSH") : "");
-		fprintf(f, ",%" PRIu64 ",%u,\"%s\"\n", c->footprint, r->reps, opts);
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%u,\"%s\"\n", c->footprint, c->work_ns, r->reps,
+			opts);
 	}
 	if (f == stdout)
 		return fflush(f) ? -1 : 0;

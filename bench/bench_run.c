@@ -96,6 +96,7 @@ struct driver {
 	spm_pool *pool;
 	struct core *core;
 	unsigned ncores, threads, tid;
+	uint64_t work_ns;
 	int rc;
 	char why[160];
 };
@@ -122,6 +123,7 @@ static void *drive(void *arg)
 		struct core *c = &d->core[i];
 		if (i != cur && spm_core_set(d->pool, (unsigned)i) == 0)
 			cur = i;
+		spm_model_work(d->pool, d->work_ns); /* the op's own work, then its memory traffic */
 		int rc = c->ctx.ds->op(&c->ctx, c->first + c->done);
 		if (rc) {
 			d->rc = rc;
@@ -139,12 +141,12 @@ static void *drive(void *arg)
 
 /* run_phase -- the measured phase: threads drive their share of the cores. */
 static int run_phase(spm_pool *pool, struct core *core, unsigned ncores,
-		     unsigned threads, uint64_t *wall_ns)
+		     unsigned threads, uint64_t work_ns, uint64_t *wall_ns)
 {
 	struct driver d[BENCH_MAX_CORES];
 	pthread_t tid[BENCH_MAX_CORES];
 	for (unsigned t = 0; t < threads; t++)
-		d[t] = (struct driver){pool, core, ncores, threads, t, 0, ""};
+		d[t] = (struct driver){pool, core, ncores, threads, t, work_ns, 0, ""};
 	uint64_t t0 = bench_now_ns();
 	unsigned started = 1;
 	for (; started < threads; started++)
@@ -276,7 +278,7 @@ int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out)
 	memset(out, 0, sizeof(*out));
 	if (!bad) {
 		spm_stat_reset(pool);
-		bad = run_phase(pool, core, ncores, threads, &out->wall_ns);
+		bad = run_phase(pool, core, ncores, threads, cfg->work_ns, &out->wall_ns);
 	}
 	if (!bad) {
 		out->modeled = 1;

@@ -4,6 +4,7 @@
  *             [--cores LIST] [--threads N] [--profile NAME] [--seed S]
  *             [--set key=value]... [--csv FILE] [--reps N] [--dir DIR]
  *             [--footprint BYTES] [--elements N] [--mix insert|mixed]
+ *             [--work-ns N]
  *
  * With no flags: the main comparison of the counter-atomicity paper (SCA,
  * HPCA 2018, Figure 12): the five workloads on plain, ideal, colocated,
@@ -51,12 +52,14 @@ static int usage(void)
 		"                 [--cores LIST] [--threads N] [--profile NAME] [--seed S]\n"
 		"                 [--set key=value]... [--csv FILE] [--reps N] [--dir DIR]\n"
 		"                 [--footprint BYTES] [--elements N] [--mix insert|mixed]\n"
+		"                 [--work-ns N]\n"
 		"LIST is comma separated.  Defaults: --designs %s\n"
 		"--workloads %s --ops %u (per core) --tx-size 64 --cores 1 --threads 1\n"
 		"--profile sca --seed 1 --reps 1 --dir /tmp --mix insert.\n"
 		"--set k=v: an spm_create option (repeatable); --footprint B: fill each map\n"
 		"instance with about B bytes first; --elements N: array length (1024, or\n"
-		"footprint / size); --reps N: repeat, report medians.\n",
+		"footprint / size); --reps N: repeat, report medians; --work-ns N: modeled\n"
+		"core time of each op's own work (spm_model_work; default 0: none).\n",
 		DEFAULT_DESIGNS, DEFAULT_WORKLOADS, DEFAULT_OPS);
 	return 2;
 }
@@ -158,6 +161,8 @@ static int parse_flag(struct args *a, const char *f, char *v)
 		return b->seed = n, 0;
 	if (strcmp(f, "--reps") == 0)
 		return a->reps = (unsigned)n, n >= 1 && n <= 256 ? 0 : -1;
+	if (strcmp(f, "--work-ns") == 0)
+		return b->work_ns = n, n <= 1000000000 ? 0 : -1;
 	if (strcmp(f, "--footprint") == 0)
 		return b->footprint = n, 0;
 	if (strcmp(f, "--elements") == 0)

@@ -482,6 +482,21 @@ void emu_fence(struct emu *e, unsigned core)
 	emu_crash_point("fence");
 }
 
+/*
+ * emu_work -- ns of the program's own work on core: instructions and cache
+ * misses, which never reach the controller.  Write-backs already accepted
+ * drain to their banks meanwhile, so work hides write latency up to the
+ * point where the queues fill.
+ */
+void emu_work(struct emu *e, unsigned core, uint64_t ns)
+{
+	if (core >= EMU_MAX_CORES)
+		core = 0;
+	pthread_mutex_lock(&e->lock);
+	e->tm.clock[core] += ns * 1000; /* ps */
+	pthread_mutex_unlock(&e->lock);
+}
+
 /* emu_ctr_writeback -- counter_cache_writeback() (SCA 5.2.2, steps 9-11). */
 void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n)
 {

@@ -71,6 +71,8 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 		     const void *view, unsigned flags);
 /* sfence: the core's write-backs are accepted into the ADR domain. */
 void emu_fence(struct emu *e, unsigned core);
+/* Charge ns of the program's own work (not memory traffic) to core's clock. */
+void emu_work(struct emu *e, unsigned core, uint64_t ns);
 /* counter_cache_writeback() for the counters of lines [first, first+n). */
 void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n);
 /* Declare lines CounterAtomic, persistently. */

@@ -218,6 +218,19 @@ SPM_API void spm_counter_cache_writeback(spm_pool *pool, const void *addr,
 SPM_API int spm_core_set(spm_pool *pool, unsigned core);
 
 /*
+ * spm_model_work -- charge ns nanoseconds of the program's own work to the
+ * modeled clock of the calling thread's core (spm_core_set).  The timing
+ * model sees only what reaches the memory controller (write-backs, fences,
+ * counter traffic, reads at open and recovery); instruction time and cache
+ * misses of the program are free unless charged here.  Writes already
+ * accepted into the write queues drain to their banks meanwhile, so work
+ * between persists hides write latency as it does on real hardware.
+ * spm-bench's --work-ns charges a fixed amount per operation.  Affects
+ * time.* statistics only.  ns above UINT64_MAX / 1000 is ignored.
+ */
+SPM_API void spm_model_work(spm_pool *pool, uint64_t ns);
+
+/*
  * Transactions: undo logging in the three stages of the counter-atomicity
  * paper's Figure 9.  spm_tx_add() logs the old content of a range (prepare:
  * log + counter write-back + barrier) before the caller modifies it;

@@ -109,6 +109,12 @@ SPM_API void spm_persist(spm_pool *pool, const void *addr, size_t len)
 	spm_drain(pool);
 }
 
+SPM_API void spm_model_work(spm_pool *pool, uint64_t ns)
+{
+	if (pool && ns && ns <= UINT64_MAX / 1000)
+		emu_work(pool->emu, pool_core(pool), ns);
+}
+
 SPM_API int spm_counter_atomic(spm_pool *pool, const void *addr, size_t len)
 {
 	uint64_t off = view_off(pool, addr), first = 0;
