@@ -110,6 +110,16 @@ uint64_t ctr_storage_bytes(const struct ctr_layout *l, uint64_t nlines)
 void ctr_merge_home(const struct ctr_layout *l, unsigned minor_bits,
 		    uint8_t home[64], const uint8_t payload[64])
 {
+	if (l->id == LAYOUT_MONO) { /* 8 plain counters: merge in place */
+		for (unsigned i = 0; i < 8; i++) {
+			uint64_t hv, pv;
+			memcpy(&hv, home + 8 * i, 8);
+			memcpy(&pv, payload + 8 * i, 8);
+			if (pv > hv)
+				memcpy(home + 8 * i, &pv, 8);
+		}
+		return;
+	}
 	uint64_t h[64], p[64];
 	unsigned n = l->lines_per_ctr_line;
 	l->decode(home, minor_bits, h);
