@@ -56,9 +56,9 @@ void rsr_mark_done(struct emu *e, uint64_t line)
 }
 
 /* reenc_line -- line l, decrypted from home under its counter, re-encrypted
- * under newctr and enqueued at modeled time t; returns when its pad is done. */
+ * under newctr and enqueued at modeled time t_pad (its read and pad done). */
 static int reenc_line(struct emu *e, unsigned core, uint64_t l, uint64_t newctr,
-		      uint64_t t, uint64_t *t_done)
+		      uint64_t t_pad)
 {
 	uint8_t plain[EMU_LINE] = {0}, pad[EMU_LINE];
 	uint64_t old = e->cur_ctr[l];
@@ -71,28 +71,53 @@ static int reenc_line(struct emu *e, unsigned core, uint64_t l, uint64_t newctr,
 		return -1;
 	e->stat[ST_AES_PADS] += old ? 2 : 1;
 	e->stat[ST_MEDIA_READS]++;
-	uint64_t t_read = tm_read(&e->tm, ctrl_data_bank(e, l), t);
-	uint64_t t_pad = tm_aes(&e->tm, t_read);
 	e->cur_ctr[l] = newctr;
 	ctrl_enqueue_data(e, core, l, plain, pad, newctr, t_pad, 0, WQ_RSR | WQ_READY);
 	rsr_mark_done(e, l);
 	emu_crash_point("reenc.line_done");
-	*t_done = max64(*t_done, t_pad);
 	return 0;
+}
+
+/* reenc_todo -- is line l of the RSR's page still to be re-encrypted? */
+static int reenc_todo(const struct emu *e, uint64_t l)
+{
+	return l >= EMU_DATA_HDR_SIZE / EMU_LINE && l < e->nlines &&
+	       !(e->rsr->done >> (l % 64) & 1);
+}
+
+/*
+ * reenc_timing -- when each line of the page still to do has been read and
+ * its pads made: SuperMem 3.4.4 reads all lines of the page into the cache
+ * first, then re-encrypts and writes them back, so the reads queue at their
+ * banks ahead of the page's writes (which drain through the write queue
+ * behind them).  Returns the time the last pad is ready.
+ */
+static uint64_t reenc_timing(struct emu *e, uint64_t first, uint64_t t,
+			     uint64_t t_pad[64])
+{
+	uint64_t t_done = t;
+	for (uint64_t l = first; l < first + 64; l++) {
+		if (!reenc_todo(e, l))
+			continue;
+		uint64_t t_read = tm_read(&e->tm, ctrl_data_bank(e, l), t);
+		t_pad[l % 64] = tm_aes(&e->tm, t_read);
+		t_done = max64(t_done, t_pad[l % 64]);
+	}
+	return t_done;
 }
 
 /* reenc_finish -- the lines not yet done, the counter line, the RSR cleared. */
 static int reenc_finish(struct emu *e, unsigned core, uint64_t page)
 {
-	uint64_t first = page * 64, first_line = EMU_DATA_HDR_SIZE / EMU_LINE;
+	uint64_t first = page * 64, t_pad[64], acc;
 	uint64_t newctr = (e->rsr->old_major + 1) << e->minor_bits;
-	uint64_t t = e->tm.clock[core], t_done = t, acc;
+	uint64_t t_done = reenc_timing(e, first, e->tm.clock[core], t_pad);
 	int saved_direct = e->direct;
 	e->direct = 0; /* every line through the queue, as an RSR entry */
-	for (uint64_t l = first; l < first + 64 && l < e->nlines; l++) {
-		if (l < first_line || (e->rsr->done >> (l % 64) & 1))
+	for (uint64_t l = first; l < first + 64; l++) {
+		if (!reenc_todo(e, l))
 			continue;
-		if (reenc_line(e, core, l, newctr, t, &t_done)) {
+		if (reenc_line(e, core, l, newctr, t_pad[l % 64])) {
 			e->direct = saved_direct;
 			return -1;
 		}
