@@ -76,6 +76,7 @@ const struct ctr_layout ctr_layout_mono = {
 	.name = "mono",
 	.id = LAYOUT_MONO,
 	.lines_per_ctr_line = 8,
+	.ctr_shift = 3,
 	.encode = mono_encode,
 	.decode = mono_decode,
 };
@@ -84,6 +85,7 @@ const struct ctr_layout ctr_layout_split = {
 	.name = "split",
 	.id = LAYOUT_SPLIT,
 	.lines_per_ctr_line = 64,
+	.ctr_shift = 6,
 	.encode = split_encode,
 	.decode = split_decode,
 };

@@ -108,6 +108,7 @@ struct timing {
 	uint64_t rcd, cl, cwd, faw, wtr, wr, aes, aes_issue, cc_hit, issue; /* ps */
 	unsigned banks, bank_mask; /* mask: banks - 1 if a power of two, else 0 */
 	unsigned bank_lines;       /* consecutive lines per bank */
+	int bank_shift;            /* log2(bank_lines) if a power of two, else -1 */
 	int wpq_shared;            /* counter writes take data queue slots */
 	uint64_t bank_free[TM_MAX_BANKS];
 	int bank_last_write[TM_MAX_BANKS];
@@ -127,6 +128,10 @@ uint64_t tm_aes(struct timing *t, uint64_t ready);
 /* Enqueue a write to bank at time ready; returns acceptance time; *stalled. */
 uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
 		  uint64_t addr, uint64_t ready, int *stalled);
+/* n writes into q in order, as n tm_write calls; the latest acceptance. */
+uint64_t tm_write_n(struct timing *t, struct tm_queue *q, const unsigned *bank,
+		    const uint64_t *addr, const uint64_t *ready, unsigned n,
+		    uint64_t *stalls);
 /* Is a write of addr in q at time at, not yet at its bank? (coalescing) */
 int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
 	      uint64_t at);
@@ -178,6 +183,7 @@ struct ctr_layout {
 	const char *name;
 	enum ctr_layout_id id;
 	unsigned lines_per_ctr_line; /* data lines covered by one counter line */
+	unsigned ctr_shift;          /* log2(lines_per_ctr_line) */
 	/* the counter line of the effective counters ctr[0..lines_per-1] */
 	void (*encode)(const uint64_t *ctr, unsigned minor_bits, uint8_t out[64]);
 	/* the effective counters stored in a counter line */

@@ -37,6 +37,8 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->banks = banks;
 	t->bank_mask = (banks & (banks - 1)) == 0 ? banks - 1 : 0;
 	t->bank_lines = bank_lines ? bank_lines : 1;
+	t->bank_shift = (t->bank_lines & (t->bank_lines - 1)) ? -1
+							   : __builtin_ctz(t->bank_lines);
 	t->wpq_shared = p->wpq_shared;
 	t->qdata.cap = wpq_data;
 	t->qctr.cap = wpq_ctr;
@@ -67,23 +69,23 @@ uint64_t tm_aes(struct timing *t, uint64_t ready)
 }
 
 /* activate -- a row activation at or after at, honouring tFAW (4 per window). */
-static uint64_t activate(struct timing *t, uint64_t at)
+static inline uint64_t activate(struct timing *t, uint64_t at)
 {
 	uint64_t oldest = t->act[t->act_pos];
 	if (oldest && at < oldest + t->faw)
 		at = oldest + t->faw;
 	t->act[t->act_pos] = at ? at : 1;
-	t->act_pos = (t->act_pos + 1) % 4;
+	t->act_pos = (t->act_pos + 1) & 3;
 	return at;
 }
 
 /*
- * tm_write -- a write enters queue q when a slot is free (acceptance, the
+ * write_slot -- a write enters queue q when a slot is free (acceptance, the
  * point of durability under ADR) and drains to its bank in FIFO order:
  * the bank is busy tCWD + tWR.  The slot frees when the write completes.
  */
-uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
-		  uint64_t addr, uint64_t ready, int *stalled)
+static inline uint64_t write_slot(struct timing *t, struct tm_queue *q, unsigned bank,
+				  uint64_t addr, uint64_t ready, int *stalled)
 {
 	uint64_t slot = q->slot_free[q->pos];
 	uint64_t accept = max64(ready, slot);
@@ -98,6 +100,31 @@ uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
 	if (++q->pos == q->cap)
 		q->pos = 0;
 	return accept;
+}
+
+/* tm_write -- one write into queue q (write_slot); returns its acceptance. */
+uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
+		  uint64_t addr, uint64_t ready, int *stalled)
+{
+	return write_slot(t, q, bank, addr, ready, stalled);
+}
+
+/*
+ * tm_write_n -- n writes into queue q one after the other, exactly as n
+ * tm_write calls (write i: bank[i], addr[i], ready at ready[i]); returns the
+ * latest acceptance and adds the writes that waited for a slot to *stalls.
+ */
+uint64_t tm_write_n(struct timing *t, struct tm_queue *q, const unsigned *bank,
+		    const uint64_t *addr, const uint64_t *ready, unsigned n,
+		    uint64_t *stalls)
+{
+	uint64_t last = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int stalled;
+		last = max64(last, write_slot(t, q, bank[i], addr[i], ready[i], &stalled));
+		*stalls += (uint64_t)stalled;
+	}
+	return last;
 }
 
 /*

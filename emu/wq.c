@@ -34,21 +34,26 @@ static void store_state(struct emu *e, struct wq_entry *w, uint64_t state)
 /* home_write -- write an entry's payload to its home in the media.
  * in_order: every earlier write of the home was drained before (the
  * queue's FIFO order), so a counter line payload is the newest. */
+static inline void home_write_data(struct emu *e, const struct wq_entry *w)
+{
+	uint8_t *home = e->media.data + w->addr * EMU_LINE;
+	/* non-temporal: the home line is not read again while open.  The
+	 * process-crash model needs no fence (the CPU drains its write-
+	 * combining buffers at the kill); pmem_persist fences on pmem */
+	line_stream(home, w->payload);
+	media_persist(&e->media, home, EMU_LINE);
+	if (w->state & WQ_COLOC) {
+		uint64_t *c = &e->ctr_home[w->addr];
+		if (w->aux > *c)
+			*c = w->aux;
+		media_persist(&e->media, c, sizeof(*c));
+	}
+}
+
 void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr, int in_order)
 {
 	if (!is_ctr) {
-		uint8_t *home = e->media.data + w->addr * EMU_LINE;
-		/* non-temporal: the home line is not read again while open.  The
-		 * process-crash model needs no fence (the CPU drains its write-
-		 * combining buffers at the kill); pmem_persist fences on pmem */
-		line_stream(home, w->payload);
-		media_persist(&e->media, home, EMU_LINE);
-		if (w->state & WQ_COLOC) {
-			uint64_t *c = &e->ctr_home[w->addr];
-			if (w->aux > *c)
-				*c = w->aux;
-			media_persist(&e->media, c, sizeof(*c));
-		}
+		home_write_data(e, w);
 		return;
 	}
 	/* counter line: counters only grow, so a late drain never rolls one back
@@ -99,6 +104,58 @@ struct wq_entry *wq_publish(struct emu *e, struct wq *q, uint64_t addr,
 		q->tail = 0;
 	q->count++;
 	return w;
+}
+
+/*
+ * wq_push_data -- n data entries appended to q in order, exactly as n calls
+ * of wq_reserve, a payload fill and wq_publish (the same durable stores and
+ * crash points in the same order): entry i is line[i], its payload
+ * view[64 * line[i]] XOR pads[64 * i] (pads NULL: the plaintext), its aux
+ * ctr[i] if flags has WQ_COLOC, else 0.  Each pad is audited as it is used.
+ * The queue's indices stay in locals meanwhile: nothing else reads them (a
+ * crash point that fires ends the process).
+ */
+void wq_push_data(struct emu *e, struct wq *q, const uint64_t *line, const uint64_t *ctr,
+		  unsigned n, const uint8_t *view, const uint8_t *pads, uint64_t flags)
+{
+	unsigned head = q->head, tail = q->tail, count = q->count, depth = q->depth;
+	int audit = pads && __builtin_expect(e->audit_fd >= 0, 0);
+	for (unsigned i = 0; i < n; i++) {
+		if (count == depth) { /* full: the oldest drains (wq_drain_one) */
+			struct wq_entry *old = &q->slot[head];
+			if (old->state & WQ_VALID) {
+				home_write_data(e, old);
+				emu_crash_point("drain.home_written");
+				store_state(e, old, 0);
+				emu_crash_point("drain.entry_freed");
+			}
+			if (++head == depth)
+				head = 0;
+			count--;
+		}
+		struct wq_entry *w = &q->slot[tail];
+		const uint8_t *plain = view + line[i] * EMU_LINE;
+		if (pads) {
+			/* the pad is used: its ciphertext is now in the (ADR) media */
+			if (audit)
+				audit_pads(e, &line[i], &ctr[i], 1);
+			line_xor(w->payload, plain, pads + (size_t)i * EMU_LINE);
+		} else {
+			memcpy(w->payload, plain, EMU_LINE);
+		}
+		w->seq = e->next_seq++;
+		w->addr = line[i];
+		w->aux = (flags & WQ_COLOC) ? ctr[i] : 0;
+		media_persist(&e->media, w, offsetof(struct wq_entry, pad));
+		store_state(e, w, flags | WQ_VALID);
+		if (++tail == depth)
+			tail = 0;
+		count++;
+		emu_crash_point("wpq.data_enqueued");
+	}
+	q->head = head;
+	q->tail = tail;
+	q->count = count;
 }
 
 /* wq_push -- append an entry (not yet ready unless flags say so). */
