@@ -80,6 +80,10 @@ static int resolve(struct emu *e, const struct emu_config *cfg, const char *desi
 		return emu_err(SPM_E_OPTION, "profile: unknown profile \"%s\" (sca, supermem)",
 			       pname);
 	e->layout = ctr_layout_of(e->design->layout);
+	/* WQ_COLOC data entries (write_one) drain independently of the counter
+	 * queue; without them a drained counter line is the newest */
+	e->ctr_home_fifo = e->layout->id == LAYOUT_SPLIT ||
+			   (e->design->ca != CA_COLOCATED && e->design->cc != CC_BATTERY);
 	e->minor_bits = e->layout->id == LAYOUT_SPLIT ? SPLIT_MINOR_BITS : 0;
 	if (cfg->minor_bits) {
 		if (e->layout->id != LAYOUT_SPLIT)

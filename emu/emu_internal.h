@@ -401,6 +401,8 @@ struct emu {
 	int was_dirty;
 	/* lost-counter protection (ARCHITECTURE.md section 8) */
 	int tracks_stale;   /* the design can lose dirty counters at a crash */
+	int ctr_home_fifo;  /* only the counter queue, in order, writes ctr_home
+			     * while open (no co-located counters in data entries) */
 	int no_ctr_recovery; /* ctr_recovery=none */
 	uint64_t *shadow;   /* in the meta file: counter line + 1 per cache way */
 	uint64_t shadow_slots;

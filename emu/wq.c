@@ -57,10 +57,12 @@ void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr, int in_o
 		return;
 	}
 	/* counter line: counters only grow, so a late drain never rolls one back
-	 * (mono: the co-located counters of data entries also write home) */
+	 * (mono: the co-located counters of data entries also write home).  In
+	 * queue order, with no other writer, the payload is the newest: it is
+	 * streamed home without reading the old line (a cache miss each) */
 	uint8_t *home = (uint8_t *)e->ctr_home + w->addr * EMU_LINE;
-	if (in_order && e->layout->id == LAYOUT_SPLIT)
-		memcpy(home, w->payload, EMU_LINE);
+	if (in_order && e->ctr_home_fifo)
+		line_stream(home, w->payload);
 	else
 		ctr_merge_home(e->layout, e->minor_bits, home, w->payload);
 	media_persist(&e->media, home, EMU_LINE);
