@@ -31,9 +31,7 @@ static void store_state(struct emu *e, struct wq_entry *w, uint64_t state)
 	media_persist(&e->media, &w->state, sizeof(w->state));
 }
 
-/* home_write -- write an entry's payload to its home in the media.
- * in_order: every earlier write of the home was drained before (the
- * queue's FIFO order), so a counter line payload is the newest. */
+/* home_write_data -- write a data entry's payload (and co-located counter) home. */
 static inline void home_write_data(struct emu *e, const struct wq_entry *w)
 {
 	uint8_t *home = e->media.data + w->addr * EMU_LINE;
@@ -50,6 +48,9 @@ static inline void home_write_data(struct emu *e, const struct wq_entry *w)
 	}
 }
 
+/* wq_home_write -- write an entry's payload to its home in the media.
+ * in_order: every earlier write of the home was drained before (the
+ * queue's FIFO order), so a counter line payload is the newest. */
 void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr, int in_order)
 {
 	if (!is_ctr) {
