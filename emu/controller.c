@@ -254,6 +254,30 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 	return t + e->tm.cc_hit;
 }
 
+/*
+ * counter_fast -- counter_for_write's common case, inline: the line's
+ * counter line is the one the cache used last (consecutive lines share it)
+ * and no stop-loss write-back falls due.  0: call counter_for_write.
+ */
+static inline int counter_fast(struct emu *e, uint64_t line, uint64_t t, uint64_t *ctr,
+			       uint64_t *t_ctr)
+{
+	struct cc_way *w = e->cc.last;
+	if (e->design->cc == CC_NONE || !w || w->tag != (line >> e->layout->ctr_shift) + 1)
+		return 0;
+	unsigned dirty = e->design->ca != CA_COLOCATED && e->design->ca != CA_FULL;
+	if (e->tracks_stale && w->incs + dirty >= e->stop_loss)
+		return 0;
+	/* as cc_access's hit on its last way */
+	w->lru = ++e->cc.tick;
+	w->dirty |= (uint8_t)dirty;
+	w->incs += dirty;
+	e->stat[ST_CC_HITS]++;
+	*ctr = e->cur_ctr[line] + 1;
+	*t_ctr = t + e->tm.cc_hit;
+	return 1;
+}
+
 /* write_ca_pair -- a counter-atomic write: data + counter, ready together. */
 static void write_ca_pair(struct emu *e, unsigned core, uint64_t line,
 			  const uint8_t *plain, const uint8_t *pad, uint64_t ctr,
@@ -423,7 +447,8 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 				ctrs[i] = 0;
 				continue;
 			}
-			t_ctr[i] = counter_for_write(e, core, lines[i], t, &ctrs[i]);
+			if (!counter_fast(e, lines[i], t, &ctrs[i], &t_ctr[i]))
+				t_ctr[i] = counter_for_write(e, core, lines[i], t, &ctrs[i]);
 			t_pad[i] = tm_aes(tm, t_ctr[i]);
 		}
 		e->stat[ST_CTRL_WRITES] += k;
