@@ -600,7 +600,8 @@ void emu_work(struct emu *e, unsigned core, uint64_t ns)
 	if (core >= EMU_MAX_CORES)
 		core = 0;
 	pthread_mutex_lock(&e->lock);
-	e->tm.clock[core] += ns * 1000; /* ps */
+	uint64_t ps = ns > UINT64_MAX / 1000 ? UINT64_MAX : ns * 1000, *clk = &e->tm.clock[core];
+	*clk = *clk > UINT64_MAX - ps ? UINT64_MAX : *clk + ps; /* saturating */
 	pthread_mutex_unlock(&e->lock);
 }
 

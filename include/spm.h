@@ -225,8 +225,11 @@ SPM_API int spm_core_set(spm_pool *pool, unsigned core);
  * misses of the program are free unless charged here.  Writes already
  * accepted into the write queues drain to their banks meanwhile, so work
  * between persists hides write latency as it does on real hardware.
- * spm-bench's --work-ns charges a fixed amount per operation.  Affects
- * time.* statistics only.  ns above UINT64_MAX / 1000 is ignored.
+ * spm-bench's --work-ns charges a fixed amount per operation.  Because the
+ * queues drain during the work, it changes wpq.stalls and, in designs that
+ * coalesce counter writes (wt-cwc, supermem), wpq.coalesced and the media
+ * write counts too: compare write traffic only between runs with the same
+ * work.  ns above UINT64_MAX / 1000 is ignored; the clock saturates.
  */
 SPM_API void spm_model_work(spm_pool *pool, uint64_t ns);
 

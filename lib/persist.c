@@ -5,12 +5,12 @@
  */
 #include "pool_internal.h"
 
-/* initial-exec: a few bytes of static TLS, read on every runtime call,
- * without a __tls_get_addr call each time */
-#define HOT_TLS __thread __attribute__((tls_model("initial-exec")))
-static HOT_TLS spm_pool *core_pool;
-static HOT_TLS unsigned core_id;
-static HOT_TLS uint64_t my_thread_id;
+/* the default TLS model: initial-exec would save a __tls_get_addr call per
+ * runtime call but make dlopen() of libspm.so fail where static TLS is
+ * short (the library's TLS block, errmsg included, is over 1 KiB) */
+static __thread spm_pool *core_pool;
+static __thread unsigned core_id;
+static __thread uint64_t my_thread_id;
 static uint64_t next_thread_id = 1;
 
 /* thread_id -- a small unique id of the calling thread (never 0). */
