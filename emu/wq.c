@@ -110,33 +110,18 @@ struct wq_entry *wq_publish(struct emu *e, struct wq *q, uint64_t addr,
 }
 
 /*
- * wq_push_data -- n data entries appended to q in order, exactly as n calls
- * of wq_reserve, a payload fill and wq_publish (the same durable stores and
- * crash points in the same order): entry i is line[i], its payload
- * view[64 * line[i]] XOR pads[64 * i] (pads NULL: the plaintext), its aux
- * ctr[i] if flags has WQ_COLOC, else 0.  Each pad is audited as it is used.
- * The queue's indices stay in locals meanwhile: nothing else reads them (a
- * crash point that fires ends the process).
+ * wq_push_data -- n data entries appended to q in order, each as wq_reserve,
+ * a payload fill and wq_publish (with wpq.data_enqueued after it, as
+ * enqueue_data): entry i is line[i], its payload view[64 * line[i]] XOR
+ * pads[64 * i] (pads NULL: the plaintext), its aux ctr[i] if flags has
+ * WQ_COLOC, else 0.  Each pad is audited as it is used.
  */
 void wq_push_data(struct emu *e, struct wq *q, const uint64_t *line, const uint64_t *ctr,
 		  unsigned n, const uint8_t *view, const uint8_t *pads, uint64_t flags)
 {
-	unsigned head = q->head, tail = q->tail, count = q->count, depth = q->depth;
 	int audit = pads && __builtin_expect(e->audit_fd >= 0, 0);
 	for (unsigned i = 0; i < n; i++) {
-		if (count == depth) { /* full: the oldest drains (wq_drain_one) */
-			struct wq_entry *old = &q->slot[head];
-			if (old->state & WQ_VALID) {
-				home_write_data(e, old);
-				emu_crash_point("drain.home_written");
-				store_state(e, old, 0);
-				emu_crash_point("drain.entry_freed");
-			}
-			if (++head == depth)
-				head = 0;
-			count--;
-		}
-		struct wq_entry *w = &q->slot[tail];
+		struct wq_entry *w = wq_reserve(e, q);
 		const uint8_t *plain = view + line[i] * EMU_LINE;
 		if (pads) {
 			/* the pad is used: its ciphertext is now in the (ADR) media */
@@ -146,19 +131,9 @@ void wq_push_data(struct emu *e, struct wq *q, const uint64_t *line, const uint6
 		} else {
 			memcpy(w->payload, plain, EMU_LINE);
 		}
-		w->seq = e->next_seq++;
-		w->addr = line[i];
-		w->aux = (flags & WQ_COLOC) ? ctr[i] : 0;
-		media_persist(&e->media, w, offsetof(struct wq_entry, pad));
-		store_state(e, w, flags | WQ_VALID);
-		if (++tail == depth)
-			tail = 0;
-		count++;
+		wq_publish(e, q, line[i], (flags & WQ_COLOC) ? ctr[i] : 0, flags);
 		emu_crash_point("wpq.data_enqueued");
 	}
-	q->head = head;
-	q->tail = tail;
-	q->count = count;
 }
 
 /* wq_push -- append an entry (not yet ready unless flags say so). */

@@ -41,6 +41,13 @@ AWK_COLS='BEGIN { FS = "," } NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; ne
 # gmean_note -- the averages of the figures are geometric means over the workloads.
 WORKLOADS="array queue hashmap btree rbtree"
 
+# GP_HISTOGRAM -- gnuplot clustered bars with the legend below (Figures 12, 14, sm13-sm15).
+GP_HISTOGRAM='set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set key below horizontal'
+
 # GP_STYLE -- gnuplot line types 1-6: plain ideal colocated colocated-cc fca sca, in every figure.
 GP_STYLE='
 set linetype 1 lc rgb "#000000" lw 2 pt 7

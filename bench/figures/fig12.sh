@@ -34,11 +34,7 @@ $GP_STYLE
 set terminal $TERM_PNG size 1000,480
 set output "$OUT/fig12.png"
 set title "Figure 12: runtime normalized to no-encryption (modeled, 1 core, $OPS ops, 64 B)"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set boxwidth 0.9
-set key below horizontal
+$GP_HISTOGRAM
 set ylabel "runtime / plain"
 set yrange [0:*]
 set grid ytics

@@ -33,11 +33,7 @@ $SM_GP_STYLE
 set terminal $TERM_PNG size 1300,480
 set output "$OUT/sm13.png"
 set title "SuperMem Figure 13: transaction latency normalized to plain (Unsec), 256 B / 1 KB / 4 KB ($OPS ops)"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set boxwidth 0.9
-set key below horizontal
+$GP_HISTOGRAM
 set ylabel "modeled time per op / plain"
 set yrange [0:*]
 set grid ytics

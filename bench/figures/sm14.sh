@@ -36,11 +36,7 @@ $SM_GP_STYLE
 set terminal $TERM_PNG size 1400,480
 set output "$OUT/sm14.png"
 set title "SuperMem Figure 14: transaction latency at 1-8 cores, 1 KB, normalized to plain ($OPS ops per core)"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set boxwidth 0.9
-set key below horizontal
+$GP_HISTOGRAM
 set ylabel "modeled time / plain (same cores)"
 set yrange [0:*]
 set grid ytics

@@ -35,11 +35,7 @@ $SM_GP_STYLE
 set terminal $TERM_PNG size 1300,480
 set output "$OUT/sm15.png"
 set title "SuperMem Figure 15: media write requests normalized to plain (Unsec) ($OPS ops)"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set boxwidth 0.9
-set key below horizontal
+$GP_HISTOGRAM
 set ylabel "media writes / plain"
 set yrange [0:*]
 set grid ytics
