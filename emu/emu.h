@@ -82,7 +82,8 @@ bool emu_is_counter_atomic(const struct emu *e, uint64_t line);
 int emu_stat(struct emu *e, const char *name, uint64_t *value);
 void emu_stat_reset(struct emu *e);
 /* Runtime-side statistics kept in the same table. */
-enum emu_rt_stat { EMU_RT_TX_COMMITTED, EMU_RT_TX_ABORTED, EMU_RT_ROLLED_BACK, EMU_RT_EVICTED };
+enum emu_rt_stat { EMU_RT_TX_COMMITTED, EMU_RT_TX_ABORTED, EMU_RT_ROLLED_BACK, EMU_RT_EVICTED,
+		    EMU_RT_LOG_WRAPS };
 void emu_stat_rt_add(struct emu *e, enum emu_rt_stat which, uint64_t n);
 /* Mark lines [first, first+n) as transaction log (for media.writes.log). */
 void emu_set_log_range(struct emu *e, uint64_t first, uint64_t n);

@@ -68,6 +68,7 @@ void emu_stat_rt_add(struct emu *e, enum emu_rt_stat which, uint64_t n)
 		[EMU_RT_TX_ABORTED] = ST_TX_ABORTED,
 		[EMU_RT_ROLLED_BACK] = ST_REC_ROLLED_BACK,
 		[EMU_RT_EVICTED] = ST_EVICTED,
+		[EMU_RT_LOG_WRAPS] = ST_TX_LOG_WRAPS,
 	};
 	pthread_mutex_lock(&e->lock);
 	e->stat[map[which]] += n;

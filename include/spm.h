@@ -119,7 +119,7 @@ enum spm_error {
 	SPM_E_KEYFILE = -2006,   /* the key file is missing, unreadable or malformed */
 	SPM_E_DESIGN = -2007,    /* unknown design name, or not the pool's design */
 	SPM_E_OPTION = -2008,    /* unknown option key or bad option value */
-	SPM_E_NOSPACE = -2009,   /* the pool's heap has no free run of that size */
+	SPM_E_NOSPACE = -2009,   /* no free run of that size in the heap, or the log is full */
 	SPM_E_INVAL = -2010,     /* an argument is invalid (bad offset, size, state) */
 	SPM_E_BUSY = -2011,      /* the pool is open in another process, or no lane free */
 	SPM_E_TXSTATE = -2012,   /* no transaction / already in a transaction */
@@ -252,7 +252,10 @@ SPM_API void spm_model_work(spm_pool *pool, uint64_t ns);
  *                   another transaction's spm_tx_add of it fails with
  *                   SPM_E_BUSY (abort, retry).  Objects from spm_tx_alloc are
  *                   line-aligned, so this only concerns transactions that
- *                   modify the same object concurrently.
+ *                   modify the same object concurrently.  A transaction's
+ *                   log holds at least 32512 bytes of entries (an entry: the
+ *                   snapshotted lines plus one line), more if its lane's log
+ *                   ring allows; beyond that SPM_E_NOSPACE (abort it).
  * spm_tx_alloc   -- a zeroed object of size bytes, owned by the transaction:
  *                   it becomes allocated at commit and vanishes at abort or a
  *                   crash before commit.  Its content is persisted at commit
@@ -274,6 +277,8 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  * spm_stat -- read a statistic by name into *value.  SPM_E_INVAL for an
  * unknown name.  Names:
  *   tx.committed tx.aborted          transactions
+ *   tx.log_wraps                     transactions whose log went on at the
+ *                                    start of their lane's ring (txlog.c)
  *   time.modeled_ns                  modeled time: the largest core clock
  *   time.core<i>_ns                  the clock of modeled core i (0..63), e.g.
  *                                    time.core0_ns (see spm_core_set)

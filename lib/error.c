@@ -9,7 +9,7 @@ static const char *const messages[] = {
 	"pool file truncated",
 	"pool header corrupt",
 	"pool files belong to different pools",
-	"pool format version too new",
+	"pool format version not supported (too new, or an older pre-1.0 heap)",
 	"wrong key",
 	"bad or missing key file",
 	"unknown design",

@@ -5,8 +5,9 @@
  * Heap layout (offsets into the pool):
  *   0       data header page (the controller's, not application data)
  *   4096    pool header (struct pool_hdr)
- *   8192    POOL_NLANES transaction lanes of POOL_LANE_SIZE; line 0 of each
- *           is its CounterAtomic header
+ *   8192    POOL_NLANES transaction lanes of POOL_LANE_SIZE; lines 0-7 of
+ *           each are its CounterAtomic header slots, then its log ring
+ *           (txlog.c)
  *   ...     allocation bitmaps: used bits, then object-start bits
  *   ...     the heap, in 64-byte units (page aligned)
  */
@@ -108,9 +109,10 @@ static int check_layout(spm_pool *p, const char *path)
 	struct pool_hdr *h = p->hdr;
 	if (memcmp(h->magic, POOL_MAGIC, 8) != 0 || h->checksum != hdr_crc(h))
 		return emu_err(SPM_E_CORRUPT, "%s: heap header unreadable", path);
-	if (h->version > POOL_VERSION)
-		return emu_err(SPM_E_VERSION, "%s: heap version %u is too new", path,
-			       h->version);
+	if (h->version != POOL_VERSION)
+		return emu_err(SPM_E_VERSION, "%s: heap version %u, this library reads %u "
+			       "(no upgrade from older pre-1.0 heaps)", path, h->version,
+			       POOL_VERSION);
 	if (h->nlanes != POOL_NLANES || h->lane_size != POOL_LANE_SIZE ||
 	    h->heap_off >= p->size || h->heap_units > (p->size - h->heap_off) / UNIT ||
 	    h->bm_off + 2 * h->bm_words * 8 > h->heap_off ||
@@ -142,10 +144,11 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 	p->size = emu_size(p->emu);
 	if ((rc = view_map(p)) || (rc = layout_init(p)) || (rc = alloc_init(p)))
 		goto fail_files;
-	/* Figure 9: each lane's header line is CounterAtomic */
+	/* Figure 9: each lane's header slots are CounterAtomic */
 	for (unsigned i = 0; i < POOL_NLANES; i++)
 		emu_set_counter_atomic(p->emu,
-				       (p->hdr->lane_off + (uint64_t)i * POOL_LANE_SIZE) / SPM_LINE, 1);
+				       (p->hdr->lane_off + (uint64_t)i * POOL_LANE_SIZE) / SPM_LINE,
+				       LANE_SLOTS);
 	emu_set_log_range(p->emu, p->hdr->lane_off / SPM_LINE,
 			  (uint64_t)POOL_NLANES * POOL_LANE_SIZE / SPM_LINE);
 	pool_write_range(p, POOL_HDR_OFF, sizeof(struct pool_hdr));

@@ -14,15 +14,19 @@
 
 #define POOL_HDR_OFF 4096u     /* one line after the data header page */
 #define POOL_MAGIC "SPMHEAP\0"
-#define POOL_VERSION 3u
+#define POOL_VERSION 4u /* 4: header slots and ring logs (txlog.c) */
 #define POOL_NLANES 16u
 #define POOL_LANE_SIZE (64u * 1024u)
 #define POOL_MIN_SIZE (4u << 20)
 #define UNIT 64u /* allocation unit: one line */
-/* The log of a lane starts 8 lines after its header, so the header (written
- * counter-atomically at every commit) and the log lines never share a
- * counter line, nor its bank, in the mono layout. */
-#define LANE_LOG_OFF 512u
+/* A lane: LANE_SLOTS header slots (CounterAtomic lines; transaction g uses
+ * slot g mod LANE_SLOTS), then the log, a ring of entries (txlog.c).  The
+ * slots fill one counter line of the mono layout, so slots and log lines
+ * never share a counter line, nor its bank. */
+#define LANE_SLOTS 8u
+#define LANE_LOG_OFF (LANE_SLOTS * 64u)
+/* a transaction's log starts on a counter line of the mono layout */
+#define LANE_LOG_ALIGN 512u
 
 /* The pool header: one line at POOL_HDR_OFF, encrypted like all data. */
 struct pool_hdr {
@@ -39,10 +43,12 @@ struct pool_hdr {
 };
 _Static_assert(sizeof(struct pool_hdr) <= 128, "pool_hdr fits two lines");
 
-/* A lane's header: a CounterAtomic line (Figure 9's Backup.valid). */
+/* A lane header slot: a CounterAtomic line (Figure 9's Backup.valid).  The
+ * slot with the highest gen is the lane's header. */
 struct lane_hdr {
-	uint64_t active; /* 1: the log holds a transaction's undo entries */
-	uint64_t gen;    /* generation of the entries that belong to it */
+	uint64_t active;    /* 1: the log holds a transaction's undo entries */
+	uint64_t gen;       /* generation of the entries that belong to it */
+	uint64_t log_start; /* where its entries start in the ring (version 4) */
 };
 
 /* An undo log entry: header, then len bytes of old data padded to 8. */
@@ -50,7 +56,8 @@ struct log_entry {
 	uint64_t off;
 	uint64_t len;
 	uint64_t gen;
-	uint64_t sum; /* entry_sum() of off, len, gen and the data */
+	uint64_t start; /* the log_start of its transaction (version 4) */
+	uint64_t sum;   /* entry_sum() of off, len, gen, start and the data */
 };
 
 struct range {
@@ -65,8 +72,11 @@ struct vec {
 /* A lane: the volatile state of the transaction using it. */
 struct lane {
 	uint64_t owner; /* thread id of the owner; 0 = free */
-	uint64_t gen;
-	uint64_t log_pos; /* bytes used after the lane header line */
+	uint64_t gen;       /* of the open transaction; then of the last one */
+	uint64_t log_start; /* ring offset of the open transaction's first entry */
+	uint64_t log_pos;   /* ring offset of its next entry */
+	uint64_t log_head;  /* where the next transaction's log may start */
+	int wrapped;        /* its entries went on at offset 0 */
 	int hdr_written;
 	struct vec logged;  /* ranges snapshotted */
 	struct vec allocs;  /* (off, units) reserved by tx_alloc */
@@ -128,6 +138,16 @@ uint64_t thread_id(void);
 
 /* tx.c */
 int tx_recover(spm_pool *p);
+/* txlog.c */
+uint64_t txlog_room(const spm_pool *p);
+uint8_t *txlog_base(spm_pool *p, unsigned i);
+struct lane_hdr *txlog_slot(spm_pool *p, unsigned i, uint64_t gen);
+struct lane_hdr *txlog_newest(spm_pool *p, unsigned i);
+uint64_t txlog_entry_sum(const struct log_entry *e, const uint8_t *data);
+uint64_t txlog_need(uint64_t len);
+int txlog_place(spm_pool *p, struct lane *l, uint64_t need, uint64_t *pos);
+void txlog_advance(spm_pool *p, struct lane *l);
+int txlog_scan(spm_pool *p, unsigned i, uint64_t gen, uint64_t start, struct vec *found);
 void tx_abort_all(spm_pool *p);
 int vec_push(struct vec *v, uint64_t off, uint64_t len);
 int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len);

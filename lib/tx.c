@@ -3,7 +3,7 @@
  * paper's Figure 9:
  *   prepare  spm_tx_add: the old lines go to the lane's log, the log lines'
  *            counters are written back, barrier.  The first entry also sets
- *            the lane header (a CounterAtomic line) active.
+ *            the lane header (a CounterAtomic slot line) active.
  *   mutate   spm_tx_commit: the modified lines are written back, their
  *            counters written back, barrier.
  *   commit   the lane header is set inactive: one counter-atomic write,
@@ -14,7 +14,8 @@
  * line written without its counter is unreadable after a crash, so every
  * byte of such a line must be recoverable from the log; for the same reason
  * each log entry starts on a line of its own, so writing an entry never
- * rewrites a line holding an older one.
+ * rewrites a line holding an older one.  Where entries and header slots go
+ * in the lane, and how recovery finds them: txlog.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,16 +43,6 @@ int vec_push(struct vec *v, uint64_t off, uint64_t len)
 	return 0;
 }
 
-static uint8_t *lane_base(spm_pool *p, unsigned i)
-{
-	return p->view + p->hdr->lane_off + (uint64_t)i * p->hdr->lane_size;
-}
-
-static struct lane_hdr *lane_hdr(spm_pool *p, unsigned i)
-{
-	return (struct lane_hdr *)lane_base(p, i);
-}
-
 static unsigned lane_index(spm_pool *p, struct lane *l)
 {
 	return (unsigned)(l - p->lanes);
@@ -67,33 +58,15 @@ static struct lane *my_lane(spm_pool *p)
 	return NULL;
 }
 
-/*
- * entry_sum -- the check of a log entry: a 64-bit multiplicative hash over
- * its words (the length is always a multiple of 8).  It detects an entry
- * that is torn or stale after a crash; it is not a MAC.  About four times
- * faster than zlib's crc32 on this path, where every snapshotted byte is
- * summed.
- */
-static uint64_t entry_sum(const struct log_entry *e, const uint8_t *data)
+/* set_lane_header -- the counter-atomic write that opens or commits, fenced:
+ * slot gen of lane i. */
+static void set_lane_header(spm_pool *p, unsigned i, uint64_t active, uint64_t gen,
+			    uint64_t log_start)
 {
-	uint64_t h = 0x243f6a8885a308d3ull ^ e->off;
-	h = (h ^ e->len) * 0x9e3779b97f4a7c15ull;
-	h = (h ^ e->gen) * 0x9e3779b97f4a7c15ull;
-	for (uint64_t i = 0; i + 8 <= e->len; i += 8) {
-		uint64_t w;
-		memcpy(&w, data + i, 8);
-		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-	}
-	return h ^ (h >> 32);
-}
-
-/* set_lane_header -- the counter-atomic write that opens or commits, fenced. */
-static void set_lane_header(spm_pool *p, unsigned i, uint64_t active, uint64_t gen)
-{
-	struct lane_hdr *h = lane_hdr(p, i);
+	struct lane_hdr *h = txlog_slot(p, i, gen);
 	h->active = active;
 	h->gen = gen;
+	h->log_start = log_start;
 	pool_write_range_f(p, (uint64_t)((uint8_t *)h - p->view), SPM_LINE, EMU_WB_FENCE);
 }
 
@@ -107,42 +80,28 @@ static void write_ranges(spm_pool *p, const struct vec *v)
 }
 
 /*
- * lane_rollback -- restore every entry of generation gen in lane i, newest
- * first, persist the restored lines, then close the lane (counter-atomic).
- * Used by abort and by recovery; a crash in the middle is recovered again.
+ * lane_rollback -- restore every entry of generation gen, started at ring
+ * offset start, in lane i, newest first, persist the restored lines, then
+ * close the lane (counter-atomic).  Used by abort and by recovery; a crash
+ * in the middle is recovered again.
  */
-static int lane_rollback(spm_pool *p, unsigned i, uint64_t gen)
+static int lane_rollback(spm_pool *p, unsigned i, uint64_t gen, uint64_t start)
 {
-	uint8_t *base = lane_base(p, i) + LANE_LOG_OFF;
-	uint64_t room = p->hdr->lane_size - LANE_LOG_OFF, pos = 0;
-	struct vec found = {0};
-	int rc = 0;
-	while (pos + sizeof(struct log_entry) <= room) {
-		struct log_entry *e = (struct log_entry *)(base + pos);
-		uint64_t need = round_up(sizeof(*e) + e->len, SPM_LINE);
-		if (e->gen != gen || e->len == 0 || e->len > room || need > room - pos ||
-		    e->off < POOL_HDR_OFF || e->off > p->size || e->len > p->size - e->off ||
-		    e->sum != entry_sum(e, (uint8_t *)(e + 1)))
-			break;
-		if ((rc = vec_push(&found, pos, e->len)))
-			goto out;
-		pos += need;
-	}
-	struct vec restored = {0};
-	for (size_t k = found.n; k-- > 0;) {
+	uint8_t *base = txlog_base(p, i);
+	struct vec found = {0}, restored = {0};
+	int rc = txlog_scan(p, i, gen, start, &found);
+	for (size_t k = found.n; k-- > 0 && !rc;) {
 		struct log_entry *e = (struct log_entry *)(base + found.r[k].off);
 		memcpy(p->view + e->off, e + 1, e->len);
-		if ((rc = vec_push(&restored, e->off, e->len)))
-			break;
+		rc = vec_push(&restored, e->off, e->len);
 	}
 	if (!rc) {
 		write_ranges(p, &restored);
 		spm_drain(p);
 		emu_crash_point("tx.rolled_back");
-		set_lane_header(p, i, 0, gen);
+		set_lane_header(p, i, 0, gen, start);
 	}
 	free(restored.r);
-out:
 	free(found.r);
 	return rc;
 }
@@ -154,8 +113,8 @@ static void lane_release(spm_pool *p, struct lane *l)
 	l->logged.n = 0;
 	pthread_mutex_unlock(&p->own_lock);
 	l->allocs.n = l->frees.n = 0;
+	txlog_advance(p, l);
 	l->hdr_written = 0;
-	l->log_pos = 0;
 	__atomic_store_n(&l->owner, 0, __ATOMIC_RELEASE);
 }
 
@@ -177,8 +136,7 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 	if (!l)
 		return emu_err(SPM_E_BUSY, "spm_tx_begin: all %u lanes are in use",
 			       POOL_NLANES);
-	l->gen = lane_hdr(pool, lane_index(pool, l))->gen + 1;
-	l->log_pos = 0;
+	l->gen++; /* the lane's newest gen, kept from open (tx_recover) */
 	l->hdr_written = 0;
 	l->logged.n = l->allocs.n = l->frees.n = 0;
 	return 0;
@@ -226,33 +184,32 @@ static int claim_lines(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 {
 	unsigned li = lane_index(p, l);
-	uint64_t need = round_up(sizeof(struct log_entry) + len, SPM_LINE);
-	uint64_t room = p->hdr->lane_size - LANE_LOG_OFF;
-	if (l->log_pos + need > room)
-		return emu_err(SPM_E_NOSPACE, "spm_tx_add: transaction log full (%llu "
-			       "bytes per transaction)", (unsigned long long)room);
-	uint64_t eoff = p->hdr->lane_off + (uint64_t)li * p->hdr->lane_size + LANE_LOG_OFF +
-			l->log_pos;
-	struct log_entry *e = (struct log_entry *)(p->view + eoff);
+	uint64_t need = txlog_need(len), pos;
+	int rc = txlog_place(p, l, need, &pos);
+	if (rc)
+		return rc;
+	uint8_t *ring = txlog_base(p, li);
+	uint64_t eoff = (uint64_t)(ring - p->view) + pos;
+	struct log_entry *e = (struct log_entry *)(ring + pos);
 	e->off = off;
 	e->len = len;
 	e->gen = l->gen;
+	e->start = l->log_start;
 	memcpy(e + 1, p->view + off, len);
-	e->sum = entry_sum(e, (uint8_t *)(e + 1));
-	int rc = claim_lines(p, l, off, len);
-	if (rc)
+	e->sum = txlog_entry_sum(e, (uint8_t *)(e + 1));
+	if ((rc = claim_lines(p, l, off, len)))
 		return rc;
 	/* prepare: the entry and its counters, then (first entry) the lane
 	 * header, one barrier (Figure 9 lines 9-11) */
 	if (!l->hdr_written) {
 		pool_write_range_f(p, eoff, need, EMU_WB_CCWB);
-		set_lane_header(p, li, 1, l->gen);
+		set_lane_header(p, li, 1, l->gen, l->log_start);
 		l->hdr_written = 1;
 	} else {
 		pool_write_range_f(p, eoff, need, EMU_WB_CCWB | EMU_WB_FENCE);
 	}
 	emu_crash_point("tx.logged");
-	l->log_pos += need;
+	l->log_pos = pos + need;
 	return 0;
 }
 
@@ -348,7 +305,7 @@ static void tx_end(spm_pool *p, struct lane *l, enum emu_rt_stat what)
 static void tx_abort_lane(spm_pool *p, struct lane *l)
 {
 	if (l->hdr_written)
-		lane_rollback(p, lane_index(p, l), l->gen);
+		lane_rollback(p, lane_index(p, l), l->gen, l->log_start);
 	for (size_t i = 0; i < l->allocs.n; i++)
 		alloc_unreserve(p, l->allocs.r[i].off, l->allocs.r[i].len / UNIT);
 	tx_end(p, l, EMU_RT_TX_ABORTED);
@@ -384,7 +341,7 @@ SPM_API int spm_tx_commit(spm_pool *pool)
 		emu_crash_point("tx.mutated");
 		/* commit: Figure 9 line 17, a counter-atomic write */
 		if (l->hdr_written)
-			set_lane_header(pool, lane_index(pool, l), 0, l->gen);
+			set_lane_header(pool, lane_index(pool, l), 0, l->gen, l->log_start);
 		emu_crash_point("tx.committed");
 	}
 	/* durable: nothing can roll back now, the lines are free to others */
@@ -399,14 +356,17 @@ SPM_API int spm_tx_commit(spm_pool *pool)
 	return 0;
 }
 
-/* tx_recover -- at open: roll back every lane left active by a crash. */
+/* tx_recover -- at open: roll back every lane left active by a crash; each
+ * lane's transactions go on from its newest gen, their logs from offset 0. */
 int tx_recover(spm_pool *p)
 {
 	for (unsigned i = 0; i < POOL_NLANES; i++) {
-		struct lane_hdr *h = lane_hdr(p, i);
+		struct lane_hdr *h = txlog_newest(p, i);
+		p->lanes[i].gen = h->gen;
+		p->lanes[i].log_head = 0;
 		if (!h->active)
 			continue;
-		int rc = lane_rollback(p, i, h->gen);
+		int rc = lane_rollback(p, i, h->gen, h->log_start);
 		if (rc)
 			return rc;
 		emu_stat_rt_add(p->emu, EMU_RT_ROLLED_BACK, 1);

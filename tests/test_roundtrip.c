@@ -24,7 +24,7 @@ static const char *const designs[] = {"plain", "ideal", "unsafe", "colocated",
 
 /* Every statistic spm.h lists. */
 static const char *const stat_names[] = {
-	"tx.committed", "tx.aborted", "time.modeled_ns", "media.writes",
+	"tx.committed", "tx.aborted", "tx.log_wraps", "time.modeled_ns", "media.writes",
 	"media.writes.data", "media.writes.counter", "media.writes.log",
 	"media.writes.meta", "media.reads", "ctr_cache.hits", "ctr_cache.misses",
 	"ctr_cache.evictions", "ctr_cache.writebacks", "aes.pads", "wpq.stalls",
