@@ -188,6 +188,10 @@ static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 	int rc = txlog_place(p, l, need, &pos);
 	if (rc)
 		return rc;
+	/* claimed before the entry is written: a refused line leaves the ring
+	 * as it was */
+	if ((rc = claim_lines(p, l, off, len)))
+		return rc;
 	uint8_t *ring = txlog_base(p, li);
 	uint64_t eoff = (uint64_t)(ring - p->view) + pos;
 	struct log_entry *e = (struct log_entry *)(ring + pos);
@@ -197,8 +201,6 @@ static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 	e->start = l->log_start;
 	memcpy(e + 1, p->view + off, len);
 	e->sum = txlog_entry_sum(e, (uint8_t *)(e + 1));
-	if ((rc = claim_lines(p, l, off, len)))
-		return rc;
 	/* prepare: the entry and its counters, then (first entry) the lane
 	 * header, one barrier (Figure 9 lines 9-11) */
 	if (!l->hdr_written) {
