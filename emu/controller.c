@@ -402,10 +402,17 @@ static unsigned lone_run(const struct emu *e, uint64_t l, unsigned n)
 {
 	if (e->design->ca != CA_SELECTIVE)
 		return n;
-	unsigned i = 0;
-	while (i < n && !emu_is_counter_atomic(e, l + i))
-		i++;
-	return i;
+	/* the CounterAtomic bits a byte (8 lines) at a time */
+	for (unsigned i = 0; i < n;) {
+		uint64_t li = l + i;
+		unsigned bits = __atomic_load_n(&e->ca_bits[li / 8], __ATOMIC_RELAXED) >> (li % 8);
+		if (bits) {
+			unsigned at = i + (unsigned)__builtin_ctz(bits);
+			return at < n ? at : n;
+		}
+		i += 8 - (unsigned)(li % 8);
+	}
+	return n;
 }
 
 /*
@@ -420,13 +427,17 @@ static void write_run(struct emu *e, unsigned core, const uint64_t *line,
 		      unsigned ndirect, const uint8_t *view, const uint8_t *pads,
 		      uint64_t flags)
 {
-	unsigned bank[n];
+	uint16_t bank[n]; /* 16 bits: its stores leave the bank geometry in registers */
 	uint64_t stalls = 0, in_log = 0;
+	const uint64_t log_first = e->log_first, log_n = e->log_n;
 	for (unsigned i = 0; i < n; i++) {
-		bank[i] = data_bank(e, line[i]);
-		in_log += line[i] - e->log_first < e->log_n; /* as count_data_write */
-		if (pads)
-			e->cur_ctr[line[i]] = ctr[i];
+		bank[i] = (uint16_t)data_bank(e, line[i]);
+		in_log += line[i] - log_first < log_n; /* as count_data_write */
+	}
+	if (pads) {
+		uint64_t *cur = e->cur_ctr;
+		for (unsigned i = 0; i < n; i++)
+			cur[line[i]] = ctr[i];
 	}
 	uint64_t accept = tm_write_n(&e->tm, &e->tm.qdata, bank, line, t_pad, n, &stalls);
 	e->stat[ST_WPQ_STALLS] += stalls;
@@ -471,11 +482,11 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 		wq_drain_all(e, &e->qdata);
 	while (n) {
 		unsigned k = n > BATCH ? BATCH : (unsigned)n;
+		for (unsigned i = 0; i < k; i++)
+			lines[i] = first + i;
 		for (unsigned i = 0, m; i < k; i++) {
 			if (enc && (m = hit_run(e, first + i, k - i, dirty))) {
 				take_hits(e, core, i, m, dirty, first, ctrs, t_ctr, t_pad);
-				for (unsigned j = i; j < i + m; j++)
-					lines[j] = first + j;
 				i += m - 1;
 				continue;
 			}
@@ -491,7 +502,6 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 			}
 			uint64_t t = tm->clock[core];
 			tm->clock[core] += tm->issue;
-			lines[i] = first + i;
 			if (!enc) {
 				t_ctr[i] = t_pad[i] = t;
 				ctrs[i] = 0;
