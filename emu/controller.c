@@ -255,27 +255,69 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 }
 
 /*
- * counter_fast -- counter_for_write's common case, inline: the line's
- * counter line is the one the cache used last (consecutive lines share it)
- * and no stop-loss write-back falls due.  0: call counter_for_write.
+ * hit_run -- how many of lines l, l+1, ... (at most n) counter_for_write
+ * would take as hits on the counter cache's last way without a stop-loss
+ * write-back or (split) a page re-encryption first: the lines of l's counter
+ * line, if that line is the one the cache used last (consecutive lines share
+ * it).  0: the first line takes counter_for_write.
  */
-static inline int counter_fast(struct emu *e, uint64_t line, uint64_t t, uint64_t *ctr,
-			       uint64_t *t_ctr)
+static inline unsigned hit_run(const struct emu *e, uint64_t l, unsigned n,
+			       unsigned dirty)
 {
+	const struct cc_way *w = e->cc.last;
+	unsigned shift = e->layout->ctr_shift;
+	if (e->design->cc == CC_NONE || !w || w->tag != (l >> shift) + 1)
+		return 0;
+	uint64_t left = (((l >> shift) + 1) << shift) - l; /* lines left in the counter line */
+	if (left < n)
+		n = (unsigned)left;
+	if (e->tracks_stale) {
+		/* line j is a hit without a stop-loss write-back while
+		 * w->incs + j * dirty + dirty < stop_loss */
+		uint64_t incs = w->incs;
+		if (incs + dirty >= e->stop_loss)
+			return 0;
+		if (dirty && e->stop_loss - incs - 1 < n)
+			n = (unsigned)(e->stop_loss - incs - 1);
+	}
+	if (e->layout->id == LAYOUT_SPLIT)
+		for (unsigned j = 0; j < n; j++)
+			if (reenc_needed(e, l + j))
+				return j;
+	return n;
+}
+
+/*
+ * take_hits -- the counters and times of m lines from i on (hit_run), as m
+ * counter_for_write hits each followed by its pad: one issue slot, a cache
+ * hit, the AES engine.  The way's LRU stamp, dirty bit and increment count
+ * end as m cc_access hits leave them.
+ */
+static inline void take_hits(struct emu *e, unsigned core, unsigned i, unsigned m,
+			     unsigned dirty, uint64_t first, uint64_t *ctrs,
+			     uint64_t *t_ctr, uint64_t *t_pad)
+{
+	struct timing *tm = &e->tm;
 	struct cc_way *w = e->cc.last;
-	if (e->design->cc == CC_NONE || !w || w->tag != (line >> e->layout->ctr_shift) + 1)
-		return 0;
-	unsigned dirty = e->design->ca != CA_COLOCATED && e->design->ca != CA_FULL;
-	if (e->tracks_stale && w->incs + dirty >= e->stop_loss)
-		return 0;
-	/* as cc_access's hit on its last way */
-	w->lru = ++e->cc.tick;
+	uint64_t clk = tm->clock[core], aes_free = tm->aes_free;
+	const uint64_t issue = tm->issue, hit = tm->cc_hit, aes = tm->aes,
+		       aes_issue = tm->aes_issue;
+	const uint64_t *cur = e->cur_ctr + first;
+	for (unsigned j = i; j < i + m; j++) {
+		ctrs[j] = cur[j] + 1;
+		t_ctr[j] = clk + hit;
+		clk += issue;
+		uint64_t start = max64(t_ctr[j], aes_free); /* as tm_aes */
+		aes_free = start + aes_issue;
+		t_pad[j] = start + aes;
+	}
+	tm->clock[core] = clk;
+	tm->aes_free = aes_free;
+	e->cc.tick += m;
+	w->lru = e->cc.tick;
 	w->dirty |= (uint8_t)dirty;
-	w->incs += dirty;
-	e->stat[ST_CC_HITS]++;
-	*ctr = e->cur_ctr[line] + 1;
-	*t_ctr = t + e->tm.cc_hit;
-	return 1;
+	w->incs += dirty * m;
+	e->stat[ST_CC_HITS] += m;
 }
 
 /* write_ca_pair -- a counter-atomic write: data + counter, ready together. */
@@ -360,10 +402,17 @@ static unsigned lone_run(const struct emu *e, uint64_t l, unsigned n)
 {
 	if (e->design->ca != CA_SELECTIVE)
 		return n;
-	unsigned i = 0;
-	while (i < n && !emu_is_counter_atomic(e, l + i))
-		i++;
-	return i;
+	/* the CounterAtomic bits a byte (8 lines) at a time */
+	for (unsigned i = 0; i < n;) {
+		uint64_t li = l + i;
+		unsigned bits = __atomic_load_n(&e->ca_bits[li / 8], __ATOMIC_RELAXED) >> (li % 8);
+		if (bits) {
+			unsigned at = i + (unsigned)__builtin_ctz(bits);
+			return at < n ? at : n;
+		}
+		i += 8 - (unsigned)(li % 8);
+	}
+	return n;
 }
 
 /*
@@ -378,13 +427,17 @@ static void write_run(struct emu *e, unsigned core, const uint64_t *line,
 		      unsigned ndirect, const uint8_t *view, const uint8_t *pads,
 		      uint64_t flags)
 {
-	unsigned bank[n];
+	uint16_t bank[n]; /* 16 bits: its stores leave the bank geometry in registers */
 	uint64_t stalls = 0, in_log = 0;
+	const uint64_t log_first = e->log_first, log_n = e->log_n;
 	for (unsigned i = 0; i < n; i++) {
-		bank[i] = data_bank(e, line[i]);
-		in_log += line[i] - e->log_first < e->log_n; /* as count_data_write */
-		if (pads)
-			e->cur_ctr[line[i]] = ctr[i];
+		bank[i] = (uint16_t)data_bank(e, line[i]);
+		in_log += line[i] - log_first < log_n; /* as count_data_write */
+	}
+	if (pads) {
+		uint64_t *cur = e->cur_ctr;
+		for (unsigned i = 0; i < n; i++)
+			cur[line[i]] = ctr[i];
 	}
 	uint64_t accept = tm_write_n(&e->tm, &e->tm.qdata, bank, line, t_pad, n, &stalls);
 	e->stat[ST_WPQ_STALLS] += stalls;
@@ -419,6 +472,7 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 	struct timing *tm = &e->tm;
 	int enc = e->design->enc == ENC_CTR;
 	uint64_t lone = lone_flags(e);
+	unsigned dirty = e->design->ca != CA_COLOCATED && e->design->ca != CA_FULL;
 	if (core >= EMU_MAX_CORES)
 		core = 0;
 	pthread_mutex_lock(&e->lock);
@@ -428,7 +482,14 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 		wq_drain_all(e, &e->qdata);
 	while (n) {
 		unsigned k = n > BATCH ? BATCH : (unsigned)n;
-		for (unsigned i = 0; i < k; i++) {
+		for (unsigned i = 0; i < k; i++)
+			lines[i] = first + i;
+		for (unsigned i = 0, m; i < k; i++) {
+			if (enc && (m = hit_run(e, first + i, k - i, dirty))) {
+				take_hits(e, core, i, m, dirty, first, ctrs, t_ctr, t_pad);
+				i += m - 1;
+				continue;
+			}
 			if (enc && reenc_needed(e, first + i)) {
 				/* a minor counter overflows: the batch ends here, and
 				 * the next one re-encrypts the page first */
@@ -441,14 +502,12 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 			}
 			uint64_t t = tm->clock[core];
 			tm->clock[core] += tm->issue;
-			lines[i] = first + i;
 			if (!enc) {
 				t_ctr[i] = t_pad[i] = t;
 				ctrs[i] = 0;
 				continue;
 			}
-			if (!counter_fast(e, lines[i], t, &ctrs[i], &t_ctr[i]))
-				t_ctr[i] = counter_for_write(e, core, lines[i], t, &ctrs[i]);
+			t_ctr[i] = counter_for_write(e, core, lines[i], t, &ctrs[i]);
 			t_pad[i] = tm_aes(tm, t_ctr[i]);
 		}
 		e->stat[ST_CTRL_WRITES] += k;

@@ -121,6 +121,22 @@ static inline void put_le64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, sizeof(v));
 }
 
+/* line_seeds -- the 4 seeds of (line, ctr): le64(4*line + b) || le64(ctr). */
+static inline void line_seeds(uint8_t s[64], uint64_t line, uint64_t ctr)
+{
+#if defined(__SSE2__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* one register holds a whole seed: block b adds b to its low half */
+	__m128i v = _mm_set_epi64x((long long)ctr, (long long)(line * 4));
+	for (unsigned b = 0; b < 4; b++)
+		_mm_storeu_si128((__m128i *)s + b, _mm_add_epi64(v, _mm_set_epi64x(0, b)));
+#else
+	for (unsigned b = 0; b < 4; b++) {
+		put_le64(s + b * 16, line * 4 + b);
+		put_le64(s + b * 16 + 8, ctr);
+	}
+#endif
+}
+
 /* crypto_line_pads -- the 64-byte pads of n lines, 4 seeds each, batched. */
 int crypto_line_pads(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
 		     size_t n, uint8_t *out)
@@ -130,11 +146,7 @@ int crypto_line_pads(struct crypto *c, const uint64_t *line, const uint64_t *ctr
 	while (n) {
 		size_t k = n > BATCH ? BATCH : n;
 		for (size_t i = 0; i < k; i++)
-			for (unsigned b = 0; b < 4; b++) {
-				uint8_t *s = seeds + i * 64 + b * 16;
-				put_le64(s, line[i] * 4 + b);
-				put_le64(s + 8, ctr[i]);
-			}
+			line_seeds(seeds + i * 64, line[i], ctr[i]);
 		int rc = crypto_blocks(c, seeds, k * 4, out);
 		if (rc)
 			return rc;

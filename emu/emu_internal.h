@@ -128,8 +128,10 @@ uint64_t tm_aes(struct timing *t, uint64_t ready);
 /* Enqueue a write to bank at time ready; returns acceptance time; *stalled. */
 uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
 		  uint64_t addr, uint64_t ready, int *stalled);
-/* n writes into q in order, as n tm_write calls; the latest acceptance. */
-uint64_t tm_write_n(struct timing *t, struct tm_queue *q, const unsigned *bank,
+/* n writes into q in order, as n tm_write calls; the latest acceptance
+ * (banks are 16-bit: TM_MAX_BANKS fits). */
+_Static_assert(TM_MAX_BANKS <= UINT16_MAX, "a bank number fits 16 bits");
+uint64_t tm_write_n(struct timing *t, struct tm_queue *q, const uint16_t *bank,
 		    const uint64_t *addr, const uint64_t *ready, unsigned n,
 		    uint64_t *stalls);
 /* Is a write of addr in q at time at, not yet at its bank? (coalescing) */

@@ -68,37 +68,44 @@ uint64_t tm_aes(struct timing *t, uint64_t ready)
 	return start + t->aes;
 }
 
-/* activate -- a row activation at or after at, honouring tFAW (4 per window). */
-static inline uint64_t activate(struct timing *t, uint64_t at)
+/*
+ * activate -- a row activation at or after at, honouring tFAW (4 per
+ * window).  *ap is the slot of the oldest of the last four activations
+ * (t->act_pos, held by the caller while it issues a run of writes).
+ */
+static inline uint64_t activate(struct timing *t, unsigned *ap, uint64_t faw, uint64_t at)
 {
-	uint64_t oldest = t->act[t->act_pos];
-	if (oldest && at < oldest + t->faw)
-		at = oldest + t->faw;
-	t->act[t->act_pos] = at ? at : 1;
-	t->act_pos = (t->act_pos + 1) & 3;
+	uint64_t oldest = t->act[*ap];
+	if (oldest && at < oldest + faw)
+		at = oldest + faw;
+	t->act[*ap] = at ? at : 1;
+	*ap = (*ap + 1) & 3;
 	return at;
 }
 
 /*
  * write_slot -- a write enters queue q when a slot is free (acceptance, the
  * point of durability under ADR) and drains to its bank in FIFO order:
- * the bank is busy tCWD + tWR.  The slot frees when the write completes.
+ * the bank is busy tCWD + tWR (busy).  The slot frees when the write
+ * completes.  *pos is q's next slot and *ap the activation slot (q->pos and
+ * t->act_pos, held by the caller); faw is tFAW.
  */
-static inline uint64_t write_slot(struct timing *t, struct tm_queue *q, unsigned bank,
+static inline uint64_t write_slot(struct timing *t, struct tm_queue *q, unsigned *pos,
+				  unsigned *ap, uint64_t faw, uint64_t busy, unsigned bank,
 				  uint64_t addr, uint64_t ready, int *stalled)
 {
-	uint64_t slot = q->slot_free[q->pos];
+	uint64_t slot = q->slot_free[*pos];
 	uint64_t accept = max64(ready, slot);
 	*stalled = slot > ready;
-	uint64_t start = activate(t, max64(accept, t->bank_free[bank]));
-	uint64_t done = start + t->cwd + t->wr;
+	uint64_t start = activate(t, ap, faw, max64(accept, t->bank_free[bank]));
+	uint64_t done = start + busy;
 	t->bank_free[bank] = done;
 	t->bank_last_write[bank] = 1;
-	q->slot_free[q->pos] = done;
-	q->slot_start[q->pos] = start;
-	q->slot_addr[q->pos] = addr;
-	if (++q->pos == q->cap)
-		q->pos = 0;
+	q->slot_free[*pos] = done;
+	q->slot_start[*pos] = start;
+	q->slot_addr[*pos] = addr;
+	if (++*pos == q->cap)
+		*pos = 0;
 	return accept;
 }
 
@@ -106,24 +113,36 @@ static inline uint64_t write_slot(struct timing *t, struct tm_queue *q, unsigned
 uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
 		  uint64_t addr, uint64_t ready, int *stalled)
 {
-	return write_slot(t, q, bank, addr, ready, stalled);
+	unsigned pos = q->pos, ap = t->act_pos;
+	uint64_t accept = write_slot(t, q, &pos, &ap, t->faw, t->cwd + t->wr, bank, addr,
+				     ready, stalled);
+	q->pos = pos;
+	t->act_pos = ap;
+	return accept;
 }
 
 /*
  * tm_write_n -- n writes into queue q one after the other, exactly as n
  * tm_write calls (write i: bank[i], addr[i], ready at ready[i]); returns the
  * latest acceptance and adds the writes that waited for a slot to *stalls.
+ * The queue and activation positions and the timings stay in registers.
  */
-uint64_t tm_write_n(struct timing *t, struct tm_queue *q, const unsigned *bank,
+uint64_t tm_write_n(struct timing *t, struct tm_queue *q, const uint16_t *bank,
 		    const uint64_t *addr, const uint64_t *ready, unsigned n,
 		    uint64_t *stalls)
 {
-	uint64_t last = 0;
+	uint64_t last = 0, waited = 0;
+	const uint64_t faw = t->faw, busy = t->cwd + t->wr;
+	unsigned pos = q->pos, ap = t->act_pos;
 	for (unsigned i = 0; i < n; i++) {
 		int stalled;
-		last = max64(last, write_slot(t, q, bank[i], addr[i], ready[i], &stalled));
-		*stalls += (uint64_t)stalled;
+		last = max64(last, write_slot(t, q, &pos, &ap, faw, busy, bank[i], addr[i],
+					      ready[i], &stalled));
+		waited += (uint64_t)stalled;
 	}
+	q->pos = pos;
+	t->act_pos = ap;
+	*stalls += waited;
 	return last;
 }
 
@@ -148,7 +167,9 @@ uint64_t tm_read(struct timing *t, unsigned bank, uint64_t at)
 	uint64_t free = t->bank_free[bank];
 	if (t->bank_last_write[bank])
 		free += t->wtr;
-	uint64_t start = activate(t, max64(at, free));
+	unsigned ap = t->act_pos;
+	uint64_t start = activate(t, &ap, t->faw, max64(at, free));
+	t->act_pos = ap;
 	uint64_t done = start + t->rcd + t->cl;
 	t->bank_free[bank] = done;
 	t->bank_last_write[bank] = 0;

@@ -24,37 +24,60 @@ void wq_attach(struct wq *q, struct wq_entry *slots, unsigned cap,
 	q->tmq = tmq;
 }
 
+/*
+ * The queue's steps below take two flags that cannot change while a pool is
+ * open, as arguments: persist (the media's persist_on: writes need a persist
+ * call) and armed (emu_crash_armed, set before the first pool opens).  A run
+ * of steps reads them once; with both 0 the compiler drops every check.
+ */
+#define WQ_INLINE static inline __attribute__((always_inline))
+
+/* persist_if -- media_persist, where the durability mode needs it. */
+WQ_INLINE void persist_if(const struct emu *e, int persist, const void *addr, size_t len)
+{
+	if (persist)
+		media_persist(&e->media, addr, len);
+}
+
+/* crash_if -- emu_crash_point, where crash points are armed. */
+WQ_INLINE void crash_if(int armed, const char *name)
+{
+	if (armed)
+		emu_crash_point(name);
+}
+
 /* store_state -- the one store that makes an entry's new state durable. */
-static void store_state(struct emu *e, struct wq_entry *w, uint64_t state)
+WQ_INLINE void store_state(struct emu *e, int persist, struct wq_entry *w, uint64_t state)
 {
 	__atomic_store_n(&w->state, state, __ATOMIC_RELEASE);
-	media_persist(&e->media, &w->state, sizeof(w->state));
+	persist_if(e, persist, &w->state, sizeof(w->state));
 }
 
 /* home_write_data -- write a data entry's payload (and co-located counter) home. */
-static inline void home_write_data(struct emu *e, const struct wq_entry *w)
+WQ_INLINE void home_write_data(struct emu *e, int persist, const struct wq_entry *w)
 {
 	uint8_t *home = e->media.data + w->addr * EMU_LINE;
 	/* non-temporal: the home line is not read again while open.  The
 	 * process-crash model needs no fence (the CPU drains its write-
 	 * combining buffers at the kill); pmem_persist fences on pmem */
 	line_stream(home, w->payload);
-	media_persist(&e->media, home, EMU_LINE);
+	persist_if(e, persist, home, EMU_LINE);
 	if (w->state & WQ_COLOC) {
 		uint64_t *c = &e->ctr_home[w->addr];
 		if (w->aux > *c)
 			*c = w->aux;
-		media_persist(&e->media, c, sizeof(*c));
+		persist_if(e, persist, c, sizeof(*c));
 	}
 }
 
-/* wq_home_write -- write an entry's payload to its home in the media.
+/* home_write -- write an entry's payload to its home in the media.
  * in_order: every earlier write of the home was drained before (the
  * queue's FIFO order), so a counter line payload is the newest. */
-void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr, int in_order)
+WQ_INLINE void home_write(struct emu *e, int persist, const struct wq_entry *w, int is_ctr,
+			  int in_order)
 {
 	if (!is_ctr) {
-		home_write_data(e, w);
+		home_write_data(e, persist, w);
 		return;
 	}
 	/* counter line: counters only grow, so a late drain never rolls one back
@@ -66,47 +89,105 @@ void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr, int in_o
 		line_stream(home, w->payload);
 	else
 		ctr_merge_home(e->layout, e->minor_bits, home, w->payload);
-	media_persist(&e->media, home, EMU_LINE);
+	persist_if(e, persist, home, EMU_LINE);
 }
 
-/* wq_drain_one -- write the oldest entry home and free its slot (a slot
+/* wq_home_write -- home_write with the media's durability mode. */
+void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr, int in_order)
+{
+	home_write(e, e->media.persist_on, w, is_ctr, in_order);
+}
+
+/* drain_head -- write the oldest entry of q home and free its slot (a slot
  * whose entry was removed by coalescing is just passed). */
-void wq_drain_one(struct emu *e, struct wq *q)
+WQ_INLINE void drain_head(struct emu *e, int persist, int armed, struct wq *q, int is_ctr)
 {
 	struct wq_entry *w = &q->slot[q->head];
 	if (w->state & WQ_VALID) {
-		wq_home_write(e, w, q == &e->qctr, 1);
-		emu_crash_point("drain.home_written");
-		store_state(e, w, 0);
-		emu_crash_point("drain.entry_freed");
+		home_write(e, persist, w, is_ctr, 1);
+		crash_if(armed, "drain.home_written");
+		store_state(e, persist, w, 0);
+		crash_if(armed, "drain.entry_freed");
 	}
 	if (++q->head == q->depth)
 		q->head = 0;
 	q->count--;
 }
 
-/* wq_reserve -- the slot the next entry goes to (the oldest drains if full). */
-struct wq_entry *wq_reserve(struct emu *e, struct wq *q)
+/* wq_drain_one -- drain_head of q. */
+void wq_drain_one(struct emu *e, struct wq *q)
+{
+	drain_head(e, e->media.persist_on, emu_crash_armed, q, q == &e->qctr);
+}
+
+/* reserve -- the slot the next entry goes to (the oldest drains if full). */
+WQ_INLINE struct wq_entry *reserve(struct emu *e, int persist, int armed, struct wq *q,
+				   int is_ctr)
 {
 	if (q->count == q->depth)
-		wq_drain_one(e, q);
+		drain_head(e, persist, armed, q, is_ctr);
 	return &q->slot[q->tail];
+}
+
+/* wq_reserve -- reserve with the media's durability mode. */
+struct wq_entry *wq_reserve(struct emu *e, struct wq *q)
+{
+	return reserve(e, e->media.persist_on, emu_crash_armed, q, q == &e->qctr);
+}
+
+/* publish -- make the reserved slot, its payload filled, a valid entry with
+ * sequence number seq: its fields are durable before its state is. */
+WQ_INLINE struct wq_entry *publish(struct emu *e, int persist, struct wq *q, uint64_t seq,
+				   uint64_t addr, uint64_t aux, uint64_t flags)
+{
+	struct wq_entry *w = &q->slot[q->tail];
+	w->seq = seq;
+	w->addr = addr;
+	w->aux = aux;
+	persist_if(e, persist, w, offsetof(struct wq_entry, pad));
+	store_state(e, persist, w, flags | WQ_VALID);
+	if (++q->tail == q->depth)
+		q->tail = 0;
+	q->count++;
+	return w;
 }
 
 /* wq_publish -- make the reserved slot, its payload filled, a valid entry. */
 struct wq_entry *wq_publish(struct emu *e, struct wq *q, uint64_t addr,
 			    uint64_t aux, uint64_t flags)
 {
-	struct wq_entry *w = &q->slot[q->tail];
-	w->seq = e->next_seq++;
-	w->addr = addr;
-	w->aux = aux;
-	media_persist(&e->media, w, offsetof(struct wq_entry, pad));
-	store_state(e, w, flags | WQ_VALID);
-	if (++q->tail == q->depth)
-		q->tail = 0;
-	q->count++;
-	return w;
+	return publish(e, e->media.persist_on, q, e->next_seq++, addr, aux, flags);
+}
+
+/*
+ * push_run -- wq_push_data's entries with the flags persist, armed and
+ * audit fixed.  The queue's positions and the sequence number are volatile:
+ * they stay in registers for the run (a crash point that kills loses them
+ * as it loses every other volatile state).
+ */
+WQ_INLINE void push_run(struct emu *e, int persist, int armed, int audit, struct wq *q,
+			const uint64_t *line, const uint64_t *ctr, unsigned n,
+			const uint8_t *view, const uint8_t *pads, uint64_t flags)
+{
+	struct wq lq = *q;
+	int is_ctr = q == &e->qctr;
+	uint64_t seq = e->next_seq;
+	for (unsigned i = 0; i < n; i++) {
+		struct wq_entry *w = reserve(e, persist, armed, &lq, is_ctr);
+		const uint8_t *plain = view + line[i] * EMU_LINE;
+		if (pads) {
+			/* the pad is used: its ciphertext is now in the (ADR) media */
+			if (audit)
+				audit_pads(e, &line[i], &ctr[i], 1);
+			line_xor(w->payload, plain, pads + (size_t)i * EMU_LINE);
+		} else {
+			memcpy(w->payload, plain, EMU_LINE);
+		}
+		publish(e, persist, &lq, seq++, line[i], (flags & WQ_COLOC) ? ctr[i] : 0, flags);
+		crash_if(armed, "wpq.data_enqueued");
+	}
+	*q = lq;
+	e->next_seq = seq;
 }
 
 /*
@@ -120,20 +201,11 @@ void wq_push_data(struct emu *e, struct wq *q, const uint64_t *line, const uint6
 		  unsigned n, const uint8_t *view, const uint8_t *pads, uint64_t flags)
 {
 	int audit = pads && __builtin_expect(e->audit_fd >= 0, 0);
-	for (unsigned i = 0; i < n; i++) {
-		struct wq_entry *w = wq_reserve(e, q);
-		const uint8_t *plain = view + line[i] * EMU_LINE;
-		if (pads) {
-			/* the pad is used: its ciphertext is now in the (ADR) media */
-			if (audit)
-				audit_pads(e, &line[i], &ctr[i], 1);
-			line_xor(w->payload, plain, pads + (size_t)i * EMU_LINE);
-		} else {
-			memcpy(w->payload, plain, EMU_LINE);
-		}
-		wq_publish(e, q, line[i], (flags & WQ_COLOC) ? ctr[i] : 0, flags);
-		emu_crash_point("wpq.data_enqueued");
-	}
+	int persist = e->media.persist_on, armed = emu_crash_armed;
+	if (!persist && !armed && !audit) /* the common case, without checks */
+		push_run(e, 0, 0, 0, q, line, ctr, n, view, pads, flags);
+	else
+		push_run(e, persist, armed, audit, q, line, ctr, n, view, pads, flags);
 }
 
 /* wq_push -- append an entry (not yet ready unless flags say so). */
@@ -147,14 +219,14 @@ struct wq_entry *wq_push(struct emu *e, struct wq *q, uint64_t addr,
 /* wq_remove -- take a queued entry out without writing it home (one store). */
 void wq_remove(struct emu *e, struct wq_entry *w)
 {
-	store_state(e, w, 0);
+	store_state(e, e->media.persist_on, w, 0);
 	emu_crash_point("wpq.coalesced");
 }
 
 /* wq_set_ready -- set an entry's ready bit. */
 void wq_set_ready(struct emu *e, struct wq_entry *w)
 {
-	store_state(e, w, w->state | WQ_READY);
+	store_state(e, e->media.persist_on, w, w->state | WQ_READY);
 }
 
 /* wq_drain_all -- drain every entry of q, oldest first. */
@@ -253,9 +325,9 @@ int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 	free(r);
 	for (unsigned i = 0; i < dcap; i++)
 		if (data[i].state)
-			store_state(e, &data[i], 0);
+			store_state(e, e->media.persist_on, &data[i], 0);
 	for (unsigned i = 0; i < ccap; i++)
 		if (ctr[i].state)
-			store_state(e, &ctr[i], 0);
+			store_state(e, e->media.persist_on, &ctr[i], 0);
 	return 0;
 }
