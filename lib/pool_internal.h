@@ -15,7 +15,7 @@
 #define POOL_HDR_OFF 4096u     /* one line after the data header page */
 #define POOL_MAGIC "SPMHEAP\0"
 #define POOL_VERSION 4u /* 4: header slots and ring logs (txlog.c) */
-#define POOL_NLANES 16u
+#define POOL_NLANES 16u /* at most 32: a bit each in spm_pool.claiming */
 #define POOL_LANE_SIZE (64u * 1024u)
 #define POOL_MIN_SIZE (4u << 20)
 #define UNIT 64u /* allocation unit: one line */
@@ -42,6 +42,7 @@ struct pool_hdr {
 	uint64_t root_off, root_size;
 };
 _Static_assert(sizeof(struct pool_hdr) <= 128, "pool_hdr fits two lines");
+_Static_assert(POOL_NLANES <= 32, "a lane is a bit of spm_pool.claiming");
 
 /* A lane header slot: a CounterAtomic line (Figure 9's Backup.valid).  The
  * slot with the highest gen is the lane's header. */
@@ -91,6 +92,7 @@ struct spm_pool {
 	pthread_mutex_t lock;     /* lane assignment */
 	pthread_mutex_t root_lock; /* the first spm_root() */
 	pthread_mutex_t own_lock; /* lanes' logged ranges: which tx owns a line */
+	uint32_t claiming;        /* lanes whose logged ranges are not empty (own_lock) */
 	pthread_mutex_t bm_lock;  /* persistent bitmap updates at commit */
 	pthread_mutex_t busy_lock; /* the volatile busy bitmap */
 	uint64_t *busy;           /* used | reserved, one bit per unit */

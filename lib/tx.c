@@ -111,6 +111,7 @@ static void lane_release(spm_pool *p, struct lane *l)
 {
 	pthread_mutex_lock(&p->own_lock);
 	l->logged.n = 0;
+	p->claiming &= ~(1u << lane_index(p, l));
 	pthread_mutex_unlock(&p->own_lock);
 	l->allocs.n = l->frees.n = 0;
 	txlog_advance(p, l);
@@ -160,22 +161,23 @@ static int covered(const struct vec *v, uint64_t off, uint64_t len)
 static int claim_lines(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 {
 	int rc = 0;
+	unsigned me = lane_index(p, l);
 	pthread_mutex_lock(&p->own_lock);
-	for (unsigned j = 0; j < POOL_NLANES && !rc; j++) {
-		struct lane *o = &p->lanes[j];
-		if (o == l || !__atomic_load_n(&o->owner, __ATOMIC_ACQUIRE))
-			continue;
-		for (size_t i = 0; i < o->logged.n; i++)
-			if (o->logged.r[i].off < off + len &&
-			    off < o->logged.r[i].off + o->logged.r[i].len) {
+	/* only the lanes that own lines are searched: one thread alone skips
+	 * the loop */
+	for (uint32_t others = p->claiming & ~(1u << me); others && !rc;
+	     others &= others - 1) {
+		const struct vec *v = &p->lanes[__builtin_ctz(others)].logged;
+		for (size_t i = 0; i < v->n; i++)
+			if (v->r[i].off < off + len && off < v->r[i].off + v->r[i].len) {
 				rc = emu_err(SPM_E_BUSY, "spm_tx_add: line at offset %llu is "
 					     "snapshotted by another open transaction",
-					     (unsigned long long)o->logged.r[i].off);
+					     (unsigned long long)v->r[i].off);
 				break;
 			}
 	}
-	if (!rc)
-		rc = vec_push(&l->logged, off, len);
+	if (!rc && !(rc = vec_push(&l->logged, off, len)))
+		p->claiming |= 1u << me;
 	pthread_mutex_unlock(&p->own_lock);
 	return rc;
 }
