@@ -456,6 +456,75 @@ static void write_run(struct emu *e, unsigned core, const uint64_t *line,
 			     pads ? pads + (size_t)ndirect * EMU_LINE : NULL, flags);
 }
 
+/*
+ * ca_run -- how many of lines l, l+1, ... (at most n) write_one writes as
+ * counter-atomic pairs that write_pairs may batch: every line (CA_FULL) or
+ * up to the first that is not CounterAtomic (CA_SELECTIVE), where counter
+ * lines are not coalesced (a coalesced pair looks at the queue: write_one).
+ */
+static unsigned ca_run(const struct emu *e, uint64_t l, unsigned n)
+{
+	if (e->design->coalesce)
+		return 0;
+	if (e->design->ca == CA_FULL)
+		return n;
+	if (e->design->ca != CA_SELECTIVE)
+		return 0;
+	/* the CounterAtomic bits a byte (8 lines) at a time, as lone_run */
+	for (unsigned i = 0; i < n;) {
+		uint64_t li = l + i;
+		unsigned bits = (unsigned)(uint8_t)~__atomic_load_n(&e->ca_bits[li / 8],
+								 __ATOMIC_RELAXED) >> (li % 8);
+		if (bits) {
+			unsigned at = i + (unsigned)__builtin_ctz(bits);
+			return at < n ? at : n;
+		}
+		i += 8 - (unsigned)(li % 8);
+	}
+	return n;
+}
+
+/*
+ * write_pairs -- n encrypted counter-atomic lines of a batch (ca_run), as n
+ * calls of write_one would write them (write_ca_pair, SCA 5.2.2): the same
+ * modeled writes, statistics, durable stores and crash points in the same
+ * order.  The modeled writes touch only volatile state and are computed
+ * first (tm_write_pairs), the queue entries then (wq_push_pairs).  No
+ * counter line is coalesced; each pair's counter line is cleaned in the
+ * counter cache (consecutive pairs of one counter line: once).
+ */
+static void write_pairs(struct emu *e, unsigned core, const uint64_t *line,
+			const uint64_t *ctr, const uint64_t *t_ctr, const uint64_t *t_pad,
+			unsigned n, const uint8_t *view, const uint8_t *pads)
+{
+	uint16_t cbank[n], dbank[n];
+	uint64_t caddr[n], stalls = 0, in_log = 0;
+	const uint64_t log_first = e->log_first, log_n = e->log_n;
+	const unsigned shift = e->layout->ctr_shift;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t cl = line[i] >> shift;
+		cbank[i] = (uint16_t)ctr_bank(e, cl);
+		caddr[i] = cl | TM_CTR_ADDR;
+		dbank[i] = (uint16_t)data_bank(e, line[i]);
+		in_log += line[i] - log_first < log_n; /* as count_data_write */
+	}
+	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
+	uint64_t accept = tm_write_pairs(&e->tm, tq, &e->tm.qdata, cbank, caddr, t_ctr,
+					 dbank, line, t_pad, n, &stalls);
+	e->stat[ST_WPQ_STALLS] += stalls;
+	e->stat[ST_MEDIA_WRITES] += 2 * (uint64_t)n;
+	e->stat[ST_MEDIA_WRITES_COUNTER] += n;
+	e->stat[ST_MEDIA_WRITES_LOG] += in_log;
+	e->stat[ST_MEDIA_WRITES_DATA] += n - in_log;
+	e->stat[ST_MEDIA_BYTES] += 2 * (uint64_t)n * EMU_LINE;
+	e->stat[ST_CA_WRITES] += n;
+	note_pending(e, core, accept);
+	wq_push_pairs(e, line, ctr, n, view, pads);
+	for (unsigned i = 0; i < n; i++)
+		if (i == 0 || line[i] >> shift != line[i - 1] >> shift)
+			cc_clean(&e->cc, line[i] >> shift);
+}
+
 static void ctr_writeback_locked(struct emu *e, unsigned core, uint64_t first,
 				 uint64_t n);
 static void fence_locked(struct emu *e, unsigned core);
@@ -522,6 +591,14 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 				direct_left -= nd;
 				write_run(e, core, lines + i, ctrs + i, t_pad + i, run, nd, base,
 					  enc ? pads + i * EMU_LINE : NULL, lone);
+				continue;
+			}
+			if (enc && (run = ca_run(e, lines[i], k - i))) {
+				/* counter-atomic pairs: write_one's path, batched;
+				 * a pair never goes straight home */
+				direct_left -= direct_left < run ? direct_left : run;
+				write_pairs(e, core, lines + i, ctrs + i, t_ctr + i, t_pad + i,
+					    run, base, pads + i * EMU_LINE);
 				continue;
 			}
 			e->direct = direct_left > 0;
