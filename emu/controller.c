@@ -84,10 +84,8 @@ static void ctr_payload(const struct emu *e, uint64_t cl, uint8_t out[EMU_LINE])
 static struct wq_entry *enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
 				    uint64_t at, int ready, uint64_t *accept)
 {
-	uint8_t payload[EMU_LINE];
 	int stalled = 0;
 	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
-	ctr_payload(e, cl, payload);
 	if (e->design->coalesce && tm_queued(&e->tm, tq, cl | TM_CTR_ADDR, at)) {
 		*accept = at;
 		e->stat[ST_WPQ_COALESCED]++;
@@ -100,7 +98,9 @@ static struct wq_entry *enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
 		e->stat[ST_MEDIA_BYTES] += EMU_LINE;
 	}
 	note_pending(e, core, *accept);
-	struct wq_entry *w = wq_push(e, &e->qctr, cl, payload, 0, ready ? WQ_READY : 0);
+	/* the counter line is encoded straight into its slot */
+	ctr_payload(e, cl, wq_reserve(e, &e->qctr)->payload);
+	struct wq_entry *w = wq_publish(e, &e->qctr, cl, 0, ready ? WQ_READY : 0);
 	emu_crash_point("wpq.ctr_enqueued");
 	if (ready)
 		ctrl_coalesce(e, cl, w);
@@ -529,22 +529,18 @@ static void ctr_writeback_locked(struct emu *e, unsigned core, uint64_t first,
 				 uint64_t n);
 static void fence_locked(struct emu *e, unsigned core);
 
-/* emu_write_lines -- clwb of n lines: encrypt in batches, enqueue each. */
-void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
-		     const void *view, unsigned flags)
+/* write_lines_locked -- clwb of n lines: encrypt in batches, enqueue each
+ * (the caller holds the lock; core is in range). */
+static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uint64_t n,
+			       const uint8_t *base)
 {
-	uint64_t first0 = first, n0 = n;
 	enum { BATCH = 32 };
 	uint64_t lines[BATCH], ctrs[BATCH], t_ctr[BATCH], t_pad[BATCH];
 	uint8_t pads[BATCH * EMU_LINE];
-	const uint8_t *base = view;
 	struct timing *tm = &e->tm;
 	int enc = e->design->enc == ENC_CTR;
 	uint64_t lone = lone_flags(e);
 	unsigned dirty = e->design->ca != CA_COLOCATED && e->design->ca != CA_FULL;
-	if (core >= EMU_MAX_CORES)
-		core = 0;
-	pthread_mutex_lock(&e->lock);
 	/* lines of a range longer than the queue would drain within this call */
 	uint64_t direct_left = n > e->qdata.depth ? n - e->qdata.depth : 0;
 	if (direct_left)
@@ -612,8 +608,34 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 		first += k;
 		n -= k;
 	}
-	if (flags & EMU_WB_CCWB)
-		ctr_writeback_locked(e, core, first0, n0);
+}
+
+/* emu_write_lines -- clwb of n lines, then (flags) counter_cache_writeback
+ * of them and an sfence. */
+void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
+		     const void *view, unsigned flags)
+{
+	struct emu_range r = {first, n};
+	emu_write_ranges(e, core, &r, 1, view, flags);
+}
+
+/*
+ * emu_write_ranges -- clwb of the lines of n ranges in order, then (flags)
+ * counter_cache_writeback of each range in order and an sfence: the same as
+ * emu_write_lines of each range followed by emu_ctr_writeback of each, under
+ * one hold of the lock (a transaction's commit, Figure 9 lines 13-15).
+ */
+void emu_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
+		      const void *view, unsigned flags)
+{
+	if (core >= EMU_MAX_CORES)
+		core = 0;
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = 0; i < n; i++)
+		if (r[i].n)
+			write_lines_locked(e, core, r[i].first, r[i].n, view);
+	for (size_t i = 0; (flags & EMU_WB_CCWB) && i < n; i++)
+		ctr_writeback_locked(e, core, r[i].first, r[i].n);
 	if (flags & EMU_WB_FENCE)
 		fence_locked(e, core);
 	pthread_mutex_unlock(&e->lock);

@@ -264,14 +264,6 @@ void wq_push_pairs(struct emu *e, const uint64_t *line, const uint64_t *ctr, uns
 		pair_run(e, persist, armed, audit, line, ctr, n, view, pads);
 }
 
-/* wq_push -- append an entry (not yet ready unless flags say so). */
-struct wq_entry *wq_push(struct emu *e, struct wq *q, uint64_t addr,
-			 const void *payload, uint64_t aux, uint64_t flags)
-{
-	memcpy(wq_reserve(e, q)->payload, payload, EMU_LINE);
-	return wq_publish(e, q, addr, aux, flags);
-}
-
 /* wq_remove -- take a queued entry out without writing it home (one store). */
 void wq_remove(struct emu *e, struct wq_entry *w)
 {
