@@ -84,10 +84,8 @@ static void ctr_payload(const struct emu *e, uint64_t cl, uint8_t out[EMU_LINE])
 static struct wq_entry *enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
 				    uint64_t at, int ready, uint64_t *accept)
 {
-	uint8_t payload[EMU_LINE];
 	int stalled = 0;
 	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
-	ctr_payload(e, cl, payload);
 	if (e->design->coalesce && tm_queued(&e->tm, tq, cl | TM_CTR_ADDR, at)) {
 		*accept = at;
 		e->stat[ST_WPQ_COALESCED]++;
@@ -100,7 +98,9 @@ static struct wq_entry *enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
 		e->stat[ST_MEDIA_BYTES] += EMU_LINE;
 	}
 	note_pending(e, core, *accept);
-	struct wq_entry *w = wq_push(e, &e->qctr, cl, payload, 0, ready ? WQ_READY : 0);
+	/* the counter line is encoded straight into its slot */
+	ctr_payload(e, cl, wq_reserve(e, &e->qctr)->payload);
+	struct wq_entry *w = wq_publish(e, &e->qctr, cl, 0, ready ? WQ_READY : 0);
 	emu_crash_point("wpq.ctr_enqueued");
 	if (ready)
 		ctrl_coalesce(e, cl, w);
@@ -456,26 +456,91 @@ static void write_run(struct emu *e, unsigned core, const uint64_t *line,
 			     pads ? pads + (size_t)ndirect * EMU_LINE : NULL, flags);
 }
 
+/*
+ * ca_run -- how many of lines l, l+1, ... (at most n) write_one writes as
+ * counter-atomic pairs that write_pairs may batch: every line (CA_FULL) or
+ * up to the first that is not CounterAtomic (CA_SELECTIVE), where counter
+ * lines are not coalesced (a coalesced pair looks at the queue: write_one).
+ */
+static unsigned ca_run(const struct emu *e, uint64_t l, unsigned n)
+{
+	if (e->design->coalesce)
+		return 0;
+	if (e->design->ca == CA_FULL)
+		return n;
+	if (e->design->ca != CA_SELECTIVE)
+		return 0;
+	/* the CounterAtomic bits a byte (8 lines) at a time, as lone_run */
+	for (unsigned i = 0; i < n;) {
+		uint64_t li = l + i;
+		unsigned bits = (unsigned)(uint8_t)~__atomic_load_n(&e->ca_bits[li / 8],
+								 __ATOMIC_RELAXED) >> (li % 8);
+		if (bits) {
+			unsigned at = i + (unsigned)__builtin_ctz(bits);
+			return at < n ? at : n;
+		}
+		i += 8 - (unsigned)(li % 8);
+	}
+	return n;
+}
+
+/*
+ * write_pairs -- n encrypted counter-atomic lines of a batch (ca_run), as n
+ * calls of write_one would write them (write_ca_pair, SCA 5.2.2): the same
+ * modeled writes, statistics, durable stores and crash points in the same
+ * order.  The modeled writes touch only volatile state and are computed
+ * first (tm_write_pairs), the queue entries then (wq_push_pairs).  No
+ * counter line is coalesced; each pair's counter line is cleaned in the
+ * counter cache (consecutive pairs of one counter line: once).
+ */
+static void write_pairs(struct emu *e, unsigned core, const uint64_t *line,
+			const uint64_t *ctr, const uint64_t *t_ctr, const uint64_t *t_pad,
+			unsigned n, const uint8_t *view, const uint8_t *pads)
+{
+	uint16_t cbank[n], dbank[n];
+	uint64_t caddr[n], stalls = 0, in_log = 0;
+	const uint64_t log_first = e->log_first, log_n = e->log_n;
+	const unsigned shift = e->layout->ctr_shift;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t cl = line[i] >> shift;
+		cbank[i] = (uint16_t)ctr_bank(e, cl);
+		caddr[i] = cl | TM_CTR_ADDR;
+		dbank[i] = (uint16_t)data_bank(e, line[i]);
+		in_log += line[i] - log_first < log_n; /* as count_data_write */
+	}
+	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
+	uint64_t accept = tm_write_pairs(&e->tm, tq, &e->tm.qdata, cbank, caddr, t_ctr,
+					 dbank, line, t_pad, n, &stalls);
+	e->stat[ST_WPQ_STALLS] += stalls;
+	e->stat[ST_MEDIA_WRITES] += 2 * (uint64_t)n;
+	e->stat[ST_MEDIA_WRITES_COUNTER] += n;
+	e->stat[ST_MEDIA_WRITES_LOG] += in_log;
+	e->stat[ST_MEDIA_WRITES_DATA] += n - in_log;
+	e->stat[ST_MEDIA_BYTES] += 2 * (uint64_t)n * EMU_LINE;
+	e->stat[ST_CA_WRITES] += n;
+	note_pending(e, core, accept);
+	wq_push_pairs(e, line, ctr, n, view, pads);
+	for (unsigned i = 0; i < n; i++)
+		if (i == 0 || line[i] >> shift != line[i - 1] >> shift)
+			cc_clean(&e->cc, line[i] >> shift);
+}
+
 static void ctr_writeback_locked(struct emu *e, unsigned core, uint64_t first,
 				 uint64_t n);
 static void fence_locked(struct emu *e, unsigned core);
 
-/* emu_write_lines -- clwb of n lines: encrypt in batches, enqueue each. */
-void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
-		     const void *view, unsigned flags)
+/* write_lines_locked -- clwb of n lines: encrypt in batches, enqueue each
+ * (the caller holds the lock; core is in range). */
+static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uint64_t n,
+			       const uint8_t *base)
 {
-	uint64_t first0 = first, n0 = n;
 	enum { BATCH = 32 };
 	uint64_t lines[BATCH], ctrs[BATCH], t_ctr[BATCH], t_pad[BATCH];
 	uint8_t pads[BATCH * EMU_LINE];
-	const uint8_t *base = view;
 	struct timing *tm = &e->tm;
 	int enc = e->design->enc == ENC_CTR;
 	uint64_t lone = lone_flags(e);
 	unsigned dirty = e->design->ca != CA_COLOCATED && e->design->ca != CA_FULL;
-	if (core >= EMU_MAX_CORES)
-		core = 0;
-	pthread_mutex_lock(&e->lock);
 	/* lines of a range longer than the queue would drain within this call */
 	uint64_t direct_left = n > e->qdata.depth ? n - e->qdata.depth : 0;
 	if (direct_left)
@@ -524,6 +589,14 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 					  enc ? pads + i * EMU_LINE : NULL, lone);
 				continue;
 			}
+			if (enc && (run = ca_run(e, lines[i], k - i))) {
+				/* counter-atomic pairs: write_one's path, batched;
+				 * a pair never goes straight home */
+				direct_left -= direct_left < run ? direct_left : run;
+				write_pairs(e, core, lines + i, ctrs + i, t_ctr + i, t_pad + i,
+					    run, base, pads + i * EMU_LINE);
+				continue;
+			}
 			e->direct = direct_left > 0;
 			direct_left -= e->direct;
 			write_one(e, core, lines[i], base + lines[i] * EMU_LINE,
@@ -535,8 +608,34 @@ void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 		first += k;
 		n -= k;
 	}
-	if (flags & EMU_WB_CCWB)
-		ctr_writeback_locked(e, core, first0, n0);
+}
+
+/* emu_write_lines -- clwb of n lines, then (flags) counter_cache_writeback
+ * of them and an sfence. */
+void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
+		     const void *view, unsigned flags)
+{
+	struct emu_range r = {first, n};
+	emu_write_ranges(e, core, &r, 1, view, flags);
+}
+
+/*
+ * emu_write_ranges -- clwb of the lines of n ranges in order, then (flags)
+ * counter_cache_writeback of each range in order and an sfence: the same as
+ * emu_write_lines of each range followed by emu_ctr_writeback of each, under
+ * one hold of the lock (a transaction's commit, Figure 9 lines 13-15).
+ */
+void emu_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
+		      const void *view, unsigned flags)
+{
+	if (core >= EMU_MAX_CORES)
+		core = 0;
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = 0; i < n; i++)
+		if (r[i].n)
+			write_lines_locked(e, core, r[i].first, r[i].n, view);
+	for (size_t i = 0; (flags & EMU_WB_CCWB) && i < n; i++)
+		ctr_writeback_locked(e, core, r[i].first, r[i].n);
 	if (flags & EMU_WB_FENCE)
 		fence_locked(e, core);
 	pthread_mutex_unlock(&e->lock);

@@ -69,6 +69,15 @@ int emu_load_view(struct emu *e, void *view);
 enum { EMU_WB_CCWB = 1u, EMU_WB_FENCE = 2u };
 void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
 		     const void *view, unsigned flags);
+/* Lines [first, first+n) of one range. */
+struct emu_range {
+	uint64_t first, n;
+};
+/* emu_write_lines of each of n ranges in order, then (EMU_WB_CCWB) the
+ * counter_cache_writeback of each in order, then (EMU_WB_FENCE) a fence,
+ * under one controller entry. */
+void emu_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
+		      const void *view, unsigned flags);
 /* sfence: the core's write-backs are accepted into the ADR domain. */
 void emu_fence(struct emu *e, unsigned core);
 /* Charge ns of the program's own work (not memory traffic) to core's clock. */

@@ -134,6 +134,14 @@ _Static_assert(TM_MAX_BANKS <= UINT16_MAX, "a bank number fits 16 bits");
 uint64_t tm_write_n(struct timing *t, struct tm_queue *q, const uint16_t *bank,
 		    const uint64_t *addr, const uint64_t *ready, unsigned n,
 		    uint64_t *stalls);
+/* n counter-atomic pairs (counter write into qc, then data write into qd,
+ * ready at the later of its pad and its partner's acceptance), as 2n
+ * tm_write calls; the latest acceptance. */
+uint64_t tm_write_pairs(struct timing *t, struct tm_queue *qc, struct tm_queue *qd,
+			const uint16_t *cbank, const uint64_t *caddr,
+			const uint64_t *cready, const uint16_t *dbank,
+			const uint64_t *daddr, const uint64_t *dready, unsigned n,
+			uint64_t *stalls);
 /* Is a write of addr in q at time at, not yet at its bank? (coalescing) */
 int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
 	      uint64_t at);

@@ -147,6 +147,41 @@ uint64_t tm_write_n(struct timing *t, struct tm_queue *q, const uint16_t *bank,
 }
 
 /*
+ * tm_write_pairs -- n counter-atomic pairs, exactly as n pairs of tm_write
+ * calls: pair i's counter line write (bank cbank[i], address caddr[i], ready
+ * at cready[i]) into qc, then its data write (dbank[i], daddr[i]) into qd,
+ * ready when both its pad (dready[i]) and its partner's acceptance are (SCA
+ * 5.2.2: the data entry waits for its counter entry).  qc may be qd (a
+ * shared queue).  Returns the latest acceptance; adds the writes that
+ * waited for a slot to *stalls.
+ */
+uint64_t tm_write_pairs(struct timing *t, struct tm_queue *qc, struct tm_queue *qd,
+			const uint16_t *cbank, const uint64_t *caddr,
+			const uint64_t *cready, const uint16_t *dbank,
+			const uint64_t *daddr, const uint64_t *dready, unsigned n,
+			uint64_t *stalls)
+{
+	uint64_t last = 0, waited = 0;
+	const uint64_t faw = t->faw, busy = t->cwd + t->wr;
+	unsigned pd = qd->pos, pc = qc->pos, ap = t->act_pos;
+	unsigned *pcp = qc == qd ? &pd : &pc; /* a shared queue has one position */
+	for (unsigned i = 0; i < n; i++) {
+		int sc, sd;
+		uint64_t cacc = write_slot(t, qc, pcp, &ap, faw, busy, cbank[i], caddr[i],
+					   cready[i], &sc);
+		uint64_t dacc = write_slot(t, qd, &pd, &ap, faw, busy, dbank[i], daddr[i],
+					   max64(dready[i], cacc), &sd);
+		last = max64(last, max64(cacc, dacc));
+		waited += (uint64_t)sc + (uint64_t)sd;
+	}
+	qc->pos = pc;
+	qd->pos = pd;
+	t->act_pos = ap;
+	*stalls += waited;
+	return last;
+}
+
+/*
  * tm_queued -- a write of addr entered q and has not reached its bank by
  * time at: it still waits in the queue, where a newer write of the same
  * counter line may replace it (SuperMem 3.4.3).

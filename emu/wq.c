@@ -208,12 +208,60 @@ void wq_push_data(struct emu *e, struct wq *q, const uint64_t *line, const uint6
 		push_run(e, persist, armed, audit, q, line, ctr, n, view, pads, flags);
 }
 
-/* wq_push -- append an entry (not yet ready unless flags say so). */
-struct wq_entry *wq_push(struct emu *e, struct wq *q, uint64_t addr,
-			 const void *payload, uint64_t aux, uint64_t flags)
+/*
+ * pair_run -- wq_push_pairs' pairs with the flags persist, armed and audit
+ * fixed (push_run).  Pair i, in the order enqueue_ctr, enqueue_data and
+ * write_ca_pair store them: line[i]'s counter becomes ctr[i] (volatile);
+ * the counter entry of its counter line, not ready, its payload the line's
+ * counters encoded in place; the data entry PAIRED with it; then the
+ * counter entry's ready bit, which makes both ready (SCA 5.2.2), and the
+ * data entry's own.
+ */
+WQ_INLINE void pair_run(struct emu *e, int persist, int armed, int audit,
+			const uint64_t *line, const uint64_t *ctr, unsigned n,
+			const uint8_t *view, const uint8_t *pads)
 {
-	memcpy(wq_reserve(e, q)->payload, payload, EMU_LINE);
-	return wq_publish(e, q, addr, aux, flags);
+	struct wq lc = e->qctr, ld = e->qdata;
+	const struct ctr_layout *lay = e->layout;
+	const unsigned shift = lay->ctr_shift, minor_bits = e->minor_bits;
+	uint64_t seq = e->next_seq, *cur = e->cur_ctr;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t cl = line[i] >> shift, cseq = seq++;
+		cur[line[i]] = ctr[i];
+		struct wq_entry *c = reserve(e, persist, armed, &lc, 1);
+		lay->encode(cur + (cl << shift), minor_bits, c->payload);
+		publish(e, persist, &lc, cseq, cl, 0, 0);
+		crash_if(armed, "wpq.ctr_enqueued");
+		struct wq_entry *d = reserve(e, persist, armed, &ld, 0);
+		if (audit)
+			audit_pads(e, &line[i], &ctr[i], 1);
+		line_xor(d->payload, view + line[i] * EMU_LINE, pads + (size_t)i * EMU_LINE);
+		publish(e, persist, &ld, seq++, line[i], cseq, WQ_PAIRED);
+		crash_if(armed, "wpq.data_enqueued");
+		store_state(e, persist, c, WQ_VALID | WQ_READY);
+		crash_if(armed, "wpq.ready");
+		store_state(e, persist, d, WQ_VALID | WQ_PAIRED | WQ_READY);
+	}
+	e->qctr = lc;
+	e->qdata = ld;
+	e->next_seq = seq;
+}
+
+/*
+ * wq_push_pairs -- n counter-atomic pairs of encrypted lines, each as
+ * write_one makes one (cur_ctr[line[i]] = ctr[i], then write_ca_pair) where
+ * counter lines are not coalesced: the same durable stores and crash points
+ * in the same order.  Line i's payload is view[64 * line[i]] XOR pads[64 * i].
+ */
+void wq_push_pairs(struct emu *e, const uint64_t *line, const uint64_t *ctr, unsigned n,
+		   const uint8_t *view, const uint8_t *pads)
+{
+	int audit = __builtin_expect(e->audit_fd >= 0, 0);
+	int persist = e->media.persist_on, armed = emu_crash_armed;
+	if (!persist && !armed && !audit) /* the common case, without checks */
+		pair_run(e, 0, 0, 0, line, ctr, n, view, pads);
+	else
+		pair_run(e, persist, armed, audit, line, ctr, n, view, pads);
 }
 
 /* wq_remove -- take a queued entry out without writing it home (one store). */

@@ -5,10 +5,10 @@
 
 void wq_attach(struct wq *q, struct wq_entry *slots, unsigned cap,
 	       unsigned depth, struct tm_queue *tmq);
-struct wq_entry *wq_push(struct emu *e, struct wq *q, uint64_t addr,
-			 const void *payload, uint64_t aux, uint64_t flags);
 void wq_push_data(struct emu *e, struct wq *q, const uint64_t *line, const uint64_t *ctr,
 		  unsigned n, const uint8_t *view, const uint8_t *pads, uint64_t flags);
+void wq_push_pairs(struct emu *e, const uint64_t *line, const uint64_t *ctr, unsigned n,
+		   const uint8_t *view, const uint8_t *pads);
 struct wq_entry *wq_reserve(struct emu *e, struct wq *q);
 struct wq_entry *wq_publish(struct emu *e, struct wq *q, uint64_t addr,
 			    uint64_t aux, uint64_t flags);

@@ -72,6 +72,46 @@ void pool_write_range(spm_pool *p, uint64_t off, uint64_t len)
 	pool_write_range_f(p, off, len, 0);
 }
 
+/* clip_ranges -- the non-empty line ranges of pool ranges r[0..n-1] into lr. */
+static size_t clip_ranges(spm_pool *p, const struct range *r, size_t n, struct emu_range *lr)
+{
+	size_t m = 0;
+	for (size_t k = 0; k < n; k++) {
+		lr[m].n = lines_of(p, r[k].off, r[k].len, &lr[m].first);
+		m += lr[m].n != 0;
+	}
+	return m;
+}
+
+/*
+ * pool_write_ranges -- pool_write_range of each of n ranges in order, then
+ * (flags EMU_WB_CCWB) pool_ccwb_range of each, then (EMU_WB_FENCE) a fence:
+ * one controller entry for up to 64 ranges (a transaction's commit).
+ */
+void pool_write_ranges(spm_pool *p, const struct range *r, size_t n, unsigned flags)
+{
+	enum { CHUNK = 64 };
+	struct emu_range lr[CHUNK];
+	if (n <= CHUNK) {
+		size_t m = clip_ranges(p, r, n, lr);
+		emu_write_ranges(p->emu, pool_core(p), lr, m, p->view, flags);
+		for (size_t i = 0; i < m; i++)
+			evict_clean(p, lr[i].first, lr[i].n);
+		return;
+	}
+	/* more: every write first, a chunk at a time, then the rest */
+	for (size_t k = 0; k < n; k += CHUNK) {
+		size_t m = clip_ranges(p, r + k, n - k < CHUNK ? n - k : CHUNK, lr);
+		emu_write_ranges(p->emu, pool_core(p), lr, m, p->view, 0);
+		for (size_t i = 0; i < m; i++)
+			evict_clean(p, lr[i].first, lr[i].n);
+	}
+	for (size_t k = 0; (flags & EMU_WB_CCWB) && k < n; k++)
+		pool_ccwb_range(p, r[k].off, r[k].len);
+	if (flags & EMU_WB_FENCE)
+		emu_fence(p->emu, pool_core(p));
+}
+
 /* pool_ccwb_range -- counter_cache_writeback of a pool range. */
 void pool_ccwb_range(spm_pool *p, uint64_t off, uint64_t len)
 {

@@ -136,6 +136,7 @@ unsigned pool_core(spm_pool *p);
 void pool_write_range(spm_pool *p, uint64_t off, uint64_t len);
 void pool_write_range_f(spm_pool *p, uint64_t off, uint64_t len, unsigned flags);
 void pool_ccwb_range(spm_pool *p, uint64_t off, uint64_t len);
+void pool_write_ranges(spm_pool *p, const struct range *r, size_t n, unsigned flags);
 uint64_t thread_id(void);
 
 /* tx.c */

@@ -73,10 +73,8 @@ static void set_lane_header(spm_pool *p, unsigned i, uint64_t active, uint64_t g
 /* write_ranges -- write back and counter-write-back a set of line ranges. */
 static void write_ranges(spm_pool *p, const struct vec *v)
 {
-	for (size_t i = 0; i < v->n; i++)
-		pool_write_range(p, v->r[i].off, v->r[i].len);
-	for (size_t i = 0; i < v->n; i++)
-		pool_ccwb_range(p, v->r[i].off, v->r[i].len);
+	if (v->n)
+		pool_write_ranges(p, v->r, v->n, EMU_WB_CCWB);
 }
 
 /*
@@ -340,8 +338,13 @@ SPM_API int spm_tx_commit(spm_pool *pool)
 	if (l->hdr_written || l->allocs.n) {
 		/* mutate: Figure 9 lines 13-15 */
 		write_ranges(pool, &l->logged);
-		write_ranges(pool, &l->allocs);
-		spm_drain(pool);
+		if (pool->evict_on) { /* the drain may write back evicted lines first */
+			write_ranges(pool, &l->allocs);
+			spm_drain(pool);
+		} else { /* the same, the fence under the last controller entry */
+			pool_write_ranges(pool, l->allocs.r, l->allocs.n,
+					  EMU_WB_CCWB | EMU_WB_FENCE);
+		}
 		emu_crash_point("tx.mutated");
 		/* commit: Figure 9 line 17, a counter-atomic write */
 		if (l->hdr_written)
