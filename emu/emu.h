@@ -84,6 +84,9 @@ void emu_fence(struct emu *e, unsigned core);
 void emu_work(struct emu *e, unsigned core, uint64_t ns);
 /* counter_cache_writeback() for the counters of lines [first, first+n). */
 void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n);
+/* A hint, no modeled effect: lines [first, first+n) will be written back
+ * soon; bring their counters into the host's CPU cache. */
+void emu_prefetch_counters(const struct emu *e, uint64_t first, uint64_t n);
 /* Declare lines CounterAtomic, persistently. */
 void emu_set_counter_atomic(struct emu *e, uint64_t first, uint64_t n);
 bool emu_is_counter_atomic(const struct emu *e, uint64_t line);

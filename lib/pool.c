@@ -38,6 +38,13 @@ static int view_map(spm_pool *p)
 		p->view = NULL;
 		return emu_err(-ENOMEM, "cannot map a %zu-byte view", p->size);
 	}
+#ifdef MADV_HUGEPAGE
+	/* transparent huge pages where the kernel offers them on request: the
+	 * program's pointer chasing through the view misses the TLB far less
+	 * (+4 % hashmap ops/s in spm-bench); a touched 2 MiB region is then
+	 * zeroed whole */
+	(void)madvise(p->view, p->size, MADV_HUGEPAGE);
+#endif
 	p->hdr = (struct pool_hdr *)(p->view + POOL_HDR_OFF);
 	return 0;
 }

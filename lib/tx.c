@@ -230,8 +230,10 @@ static int tx_add_off(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 	if (covered(&l->logged, first, end - first) || covered(&l->allocs, off, len))
 		return 0;
 	int rc = tx_snapshot(p, l, first, end - first);
-	if (!rc)
+	if (!rc) {
 		evict_note(p, first, end - first); /* the program modifies it next */
+		emu_prefetch_counters(p->emu, first / SPM_LINE, (end - first) / SPM_LINE);
+	}
 	return rc;
 }
 
@@ -271,6 +273,7 @@ SPM_API spm_off_t spm_tx_alloc(spm_pool *pool, size_t size)
 	memset(pool->view + off, 0, units * UNIT);
 	evict_maybe(pool);
 	evict_note(pool, off, units * UNIT);
+	emu_prefetch_counters(pool->emu, off / SPM_LINE, units * UNIT / SPM_LINE);
 	return off;
 }
 
