@@ -46,7 +46,7 @@ GP_HISTOGRAM='set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
-set key below horizontal'
+set key below horizontal width 3'
 
 # GP_STYLE -- gnuplot line types 1-6: plain ideal colocated colocated-cc fca sca, in every figure.
 GP_STYLE='

@@ -51,6 +51,7 @@ set title "Figure 14: write traffic (media write requests) normalized to plain (
 $GP_HISTOGRAM
 set ylabel "media writes / plain"
 set yrange [0:*]
+set offsets 0, 0, graph 0.08, 0
 set grid ytics
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2
 plot for [i=2:6] "$dat" using i:xtic(1) lt i title columnheader(i)
