@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "spm.h"
 #include "emu_internal.h"
@@ -22,59 +23,73 @@ int cc_init(struct ctr_cache *c, unsigned kib, unsigned ways)
 	c->ways = ways;
 	c->sets = (unsigned)(lines / ways);
 	c->set_mask = (c->sets & (c->sets - 1)) == 0 ? c->sets - 1 : 0;
-	c->last = NULL;
+	c->last = 0;
 	c->tick = 0;
-	c->way = calloc((size_t)c->sets * ways, sizeof(*c->way));
-	if (!c->way)
+	size_t n = (size_t)c->sets * ways;
+	c->tag = calloc(n, sizeof(*c->tag));
+	c->lru = calloc(n, sizeof(*c->lru));
+	c->way = calloc(n, sizeof(*c->way));
+	if (!c->tag || !c->lru || !c->way) {
+		cc_fini(c);
 		return emu_err(-ENOMEM, "out of memory for the counter cache");
+	}
 	return 0;
 }
 
 void cc_fini(struct ctr_cache *c)
 {
+	free(c->tag);
+	free(c->lru);
 	free(c->way);
+	c->tag = c->lru = NULL;
 	c->way = NULL;
 }
 
-/* set_of -- the ways of the set holding counter line cl. */
-static struct cc_way *set_of(struct ctr_cache *c, uint64_t cl)
+/* set_of -- the index of the first way of the set holding counter line cl. */
+static size_t set_of(const struct ctr_cache *c, uint64_t cl)
 {
 	size_t set = c->set_mask ? (size_t)(cl & c->set_mask) : (size_t)(cl % c->sets);
-	return c->way + set * c->ways;
+	return set * c->ways;
 }
 
-/* cc_access -- look up cl; on a miss insert it, evicting the LRU way. */
+/* touch -- an access to way i: its LRU stamp, dirty bit, increment count. */
+static void touch(struct ctr_cache *c, size_t i, int make_dirty)
+{
+	c->lru[i] = ++c->tick;
+	c->way[i].dirty |= (uint8_t)make_dirty;
+	c->way[i].incs += (uint32_t)make_dirty;
+	c->last = i;
+}
+
+/* cc_access -- look up cl; on a miss insert it, evicting the LRU way (the
+ * first way of the set with the smallest stamp). */
 enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 			 uint64_t *victim, int *victim_dirty)
 {
 	uint64_t tag = cl + 1;
 	*victim_dirty = 0;
-	if (c->last && c->last->tag == tag) { /* consecutive lines share a counter line */
-		c->last->lru = ++c->tick;
-		c->last->dirty |= (uint8_t)make_dirty;
-		c->last->incs += (uint32_t)make_dirty;
+	if (c->tag[c->last] == tag) { /* consecutive lines share a counter line */
+		touch(c, c->last, make_dirty);
 		return CC_HIT;
 	}
-	struct cc_way *w = set_of(c, cl), *lru = w;
-	for (unsigned i = 0; i < c->ways; i++) {
-		if (w[i].tag == tag) {
-			w[i].lru = ++c->tick;
-			w[i].dirty |= (uint8_t)make_dirty;
-			w[i].incs += (uint32_t)make_dirty;
-			c->last = &w[i];
+	size_t s = set_of(c, cl), lru = s;
+	const uint64_t *t = c->tag + s;
+	for (unsigned i = 0; i < c->ways; i++)
+		if (t[i] == tag) {
+			touch(c, s + i, make_dirty);
 			return CC_HIT;
 		}
-		if (w[i].lru < lru->lru)
-			lru = &w[i];
+	for (unsigned i = 1; i < c->ways; i++)
+		if (c->lru[s + i] < c->lru[lru])
+			lru = s + i;
+	if (c->tag[lru]) {
+		*victim = c->tag[lru] - 1;
+		*victim_dirty = c->way[lru].dirty;
 	}
-	if (lru->tag) {
-		*victim = lru->tag - 1;
-		*victim_dirty = lru->dirty;
-	}
-	lru->tag = tag;
-	lru->lru = ++c->tick;
-	lru->dirty = (uint8_t)make_dirty;
-	lru->incs = (uint32_t)make_dirty;
+	c->tag[lru] = tag;
+	c->lru[lru] = ++c->tick;
+	c->way[lru] = (struct cc_way){.incs = (uint32_t)make_dirty,
+				      .dirty = (uint8_t)make_dirty};
 	c->last = lru;
 	return CC_MISS;
 }
@@ -82,12 +97,11 @@ enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 /* cc_clean -- if cl is cached dirty, mark it clean and return 1. */
 int cc_clean(struct ctr_cache *c, uint64_t cl)
 {
-	struct cc_way *w = set_of(c, cl);
+	size_t s = set_of(c, cl);
 	for (unsigned i = 0; i < c->ways; i++)
-		if (w[i].tag == cl + 1) {
-			int was = w[i].dirty;
-			w[i].dirty = 0;
-			w[i].incs = 0;
+		if (c->tag[s + i] == cl + 1) {
+			int was = c->way[s + i].dirty;
+			c->way[s + i] = (struct cc_way){0};
 			return was;
 		}
 	return 0;
@@ -97,18 +111,19 @@ int cc_clean(struct ctr_cache *c, uint64_t cl)
 void cc_flush_all(struct ctr_cache *c, void (*fn)(void *, uint64_t), void *arg)
 {
 	for (size_t i = 0; i < (size_t)c->sets * c->ways; i++)
-		if (c->way[i].tag && c->way[i].dirty) {
-			c->way[i].dirty = 0;
-			c->way[i].incs = 0;
-			fn(arg, c->way[i].tag - 1);
+		if (c->tag[i] && c->way[i].dirty) {
+			c->way[i] = (struct cc_way){0};
+			fn(arg, c->tag[i] - 1);
 		}
 }
 
 /* cc_invalidate_all -- empty the cache (its content is lost, as at a crash). */
 void cc_invalidate_all(struct ctr_cache *c)
 {
-	for (size_t i = 0; i < (size_t)c->sets * c->ways; i++)
-		c->way[i] = (struct cc_way){0};
-	c->last = NULL;
+	size_t n = (size_t)c->sets * c->ways;
+	memset(c->tag, 0, n * sizeof(*c->tag));
+	memset(c->lru, 0, n * sizeof(*c->lru));
+	memset(c->way, 0, n * sizeof(*c->way));
+	c->last = 0;
 	c->tick = 0;
 }
