@@ -94,16 +94,24 @@ enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 	return CC_MISS;
 }
 
-/* cc_clean -- if cl is cached dirty, mark it clean and return 1. */
+/* clean -- way i is written back: clean, no increments since. */
+static int clean(struct ctr_cache *c, size_t i)
+{
+	int was = c->way[i].dirty;
+	c->way[i] = (struct cc_way){0};
+	return was;
+}
+
+/* cc_clean -- if cl is cached dirty, mark it clean and return 1.  A line is
+ * in at most one way: the last accessed one is tried first. */
 int cc_clean(struct ctr_cache *c, uint64_t cl)
 {
+	if (c->tag[c->last] == cl + 1)
+		return clean(c, c->last);
 	size_t s = set_of(c, cl);
 	for (unsigned i = 0; i < c->ways; i++)
-		if (c->tag[s + i] == cl + 1) {
-			int was = c->way[s + i].dirty;
-			c->way[s + i] = (struct cc_way){0};
-			return was;
-		}
+		if (c->tag[s + i] == cl + 1)
+			return clean(c, s + i);
 	return 0;
 }
 
