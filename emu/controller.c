@@ -195,7 +195,7 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 /* shadow_record -- Anubis-style: the way now holding cl is recorded durably. */
 static void shadow_record(struct emu *e, uint64_t cl)
 {
-	uint64_t *slot = &e->shadow[e->cc.last];
+	uint64_t *slot = &e->shadow[e->cc.last - e->cc.way];
 	if (*slot == cl + 1)
 		return;
 	__atomic_store_n(slot, cl + 1, __ATOMIC_RELEASE);
@@ -229,7 +229,7 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 	if (cc_access(&e->cc, cl, dirty, &victim, &victim_dirty) == CC_HIT) {
 		e->stat[ST_CC_HITS]++;
 	} else {
-		size_t way = e->cc.last;
+		struct cc_way *way = e->cc.last;
 		e->stat[ST_CC_MISSES]++;
 		e->stat[ST_MEDIA_READS]++;
 		tm_read(&e->tm, ctr_bank(e, cl), t);
@@ -243,11 +243,11 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 		if (e->tracks_stale)
 			shadow_record(e, cl);
 	}
-	if (e->tracks_stale && e->cc.way[e->cc.last].incs >= e->stop_loss) {
+	if (e->tracks_stale && e->cc.last->incs >= e->stop_loss) {
 		/* written back without this write's increment (stored when its
 		 * data is enqueued): the line stays dirty with that one */
 		uint64_t acc;
-		e->cc.way[e->cc.last].incs = 1;
+		e->cc.last->incs = 1;
 		e->stat[ST_CC_STOP_LOSS]++;
 		enqueue_ctr(e, core, cl, t, 1, &acc);
 	}
@@ -264,10 +264,10 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 static inline unsigned hit_run(const struct emu *e, uint64_t l, unsigned n,
 			       unsigned dirty)
 {
+	const struct cc_way *w = e->cc.last;
 	unsigned shift = e->layout->ctr_shift;
-	if (e->design->cc == CC_NONE || e->cc.tag[e->cc.last] != (l >> shift) + 1)
+	if (e->design->cc == CC_NONE || !w || w->tag != (l >> shift) + 1)
 		return 0;
-	const struct cc_way *w = &e->cc.way[e->cc.last];
 	uint64_t left = (((l >> shift) + 1) << shift) - l; /* lines left in the counter line */
 	if (left < n)
 		n = (unsigned)left;
@@ -298,7 +298,7 @@ static inline void take_hits(struct emu *e, unsigned core, unsigned i, unsigned 
 			     uint64_t *t_ctr, uint64_t *t_pad)
 {
 	struct timing *tm = &e->tm;
-	struct cc_way *w = &e->cc.way[e->cc.last];
+	struct cc_way *w = e->cc.last;
 	uint64_t clk = tm->clock[core], aes_free = tm->aes_free;
 	const uint64_t issue = tm->issue, hit = tm->cc_hit, aes = tm->aes,
 		       aes_issue = tm->aes_issue;
@@ -314,7 +314,7 @@ static inline void take_hits(struct emu *e, unsigned core, unsigned i, unsigned 
 	tm->clock[core] = clk;
 	tm->aes_free = aes_free;
 	e->cc.tick += m;
-	e->cc.lru[e->cc.last] = e->cc.tick;
+	w->lru = e->cc.tick;
 	w->dirty |= (uint8_t)dirty;
 	w->incs += dirty * m;
 	e->stat[ST_CC_HITS] += m;

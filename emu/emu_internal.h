@@ -151,24 +151,18 @@ uint64_t tm_makespan(const struct timing *t);
 
 /* ------------------------------------------------------------ counter cache */
 
-/* A way's state besides its tag and LRU stamp. */
 struct cc_way {
+	uint64_t tag; /* counter line index + 1; 0 = invalid */
+	uint64_t lru;
 	uint32_t incs; /* increments since the line was last written back */
 	uint8_t dirty;
 };
 
-/*
- * Way w of set s is index s * ways + w of each array.  Tags and LRU stamps
- * are arrays of their own, so a set's lookup reads its tags alone (16 ways:
- * two host cache lines) and only a miss reads its stamps.
- */
 struct ctr_cache {
 	unsigned sets, ways;
 	uint64_t set_mask; /* sets - 1 if a power of two, else 0 */
-	uint64_t *tag; /* counter line index + 1; 0 = invalid */
-	uint64_t *lru; /* the tick of the way's last access */
 	struct cc_way *way;
-	size_t last; /* the way of the last access (fast path; its tag may be 0) */
+	struct cc_way *last; /* the way of the last access (fast path) */
 	uint64_t tick;
 };
 
@@ -176,7 +170,7 @@ enum cc_result { CC_HIT, CC_MISS };
 int cc_init(struct ctr_cache *c, unsigned kib, unsigned ways);
 void cc_fini(struct ctr_cache *c);
 /* Look up counter line cl; on a miss insert it and report the victim.
- * Afterwards c->last is the index of the way now holding cl. */
+ * Afterwards c->last is the way now holding cl (its index: c->last - c->way). */
 enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 			 uint64_t *victim, int *victim_dirty);
 /* If cl is cached and dirty, clean it and return 1. */
