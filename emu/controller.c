@@ -322,14 +322,14 @@ static inline void take_hits(struct emu *e, unsigned core, unsigned i, unsigned 
 
 /*
  * emu_prefetch_counters -- the host-side cost of a write-back is mostly the
- * cache miss on the line's newest counter (cur_ctr); the runtime calls this
- * when it learns which lines a transaction will write (snapshot, alloc), so
- * the miss overlaps the program's own work.  Read-only, lock-free, no
+ * cache miss on the line's newest counter (cur_ctr) and its CounterAtomic
+ * bit; the runtime calls this when it learns which lines a transaction will
+ * write (snapshot, alloc), so the miss overlaps the program's own work.  Read-only, lock-free, no
  * statistic or modeled time changes.
  */
 void emu_prefetch_counters(const struct emu *e, uint64_t first, uint64_t n)
 {
-	if (!e->cur_ctr || first >= e->nlines)
+	if (!e->cur_ctr || first >= e->nlines || n == 0)
 		return;
 	if (n > e->nlines - first)
 		n = e->nlines - first;
@@ -337,6 +337,9 @@ void emu_prefetch_counters(const struct emu *e, uint64_t first, uint64_t n)
 		n = 64; /* a hint: the first lines are the ones a miss would stall */
 	for (uint64_t l = first & ~7ull; l < first + n; l += 8)
 		__builtin_prefetch(&e->cur_ctr[l], 0, 3);
+	/* and their CounterAtomic bits (lone_run, ca_run read them) */
+	__builtin_prefetch(&e->ca_bits[first / 8], 0, 3);
+	__builtin_prefetch(&e->ca_bits[(first + n - 1) / 8], 0, 3);
 }
 
 /* write_ca_pair -- a counter-atomic write: data + counter, ready together. */

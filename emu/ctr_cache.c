@@ -79,17 +79,25 @@ enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 	return CC_MISS;
 }
 
-/* cc_clean -- if cl is cached dirty, mark it clean and return 1. */
+/* clean -- way w is written back: clean, no increments since. */
+static int clean(struct cc_way *w)
+{
+	int was = w->dirty;
+	w->dirty = 0;
+	w->incs = 0;
+	return was;
+}
+
+/* cc_clean -- if cl is cached dirty, mark it clean and return 1.  A line is
+ * in at most one way: the last accessed one is tried first. */
 int cc_clean(struct ctr_cache *c, uint64_t cl)
 {
+	if (c->last && c->last->tag == cl + 1)
+		return clean(c->last);
 	struct cc_way *w = set_of(c, cl);
 	for (unsigned i = 0; i < c->ways; i++)
-		if (w[i].tag == cl + 1) {
-			int was = w[i].dirty;
-			w[i].dirty = 0;
-			w[i].incs = 0;
-			return was;
-		}
+		if (w[i].tag == cl + 1)
+			return clean(&w[i]);
 	return 0;
 }
 

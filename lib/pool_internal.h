@@ -98,6 +98,7 @@ struct spm_pool {
 	uint64_t *busy;           /* used | reserved, one bit per unit */
 	uint64_t cursor;          /* next-fit position */
 	struct lane lanes[POOL_NLANES];
+	unsigned lane_hint;       /* the lane begun last: my_lane tries it first */
 	/* eviction injector (evict.c) */
 	int evict_on;
 	pthread_mutex_t evict_lock;

@@ -48,10 +48,14 @@ static unsigned lane_index(spm_pool *p, struct lane *l)
 	return (unsigned)(l - p->lanes);
 }
 
-/* my_lane -- the lane of the calling thread's open transaction, or NULL. */
+/* my_lane -- the lane of the calling thread's open transaction, or NULL.
+ * The lane begun last is tried first (a thread alone: always its own). */
 static struct lane *my_lane(spm_pool *p)
 {
 	uint64_t me = thread_id();
+	struct lane *hint = &p->lanes[__atomic_load_n(&p->lane_hint, __ATOMIC_RELAXED)];
+	if (__atomic_load_n(&hint->owner, __ATOMIC_ACQUIRE) == me)
+		return hint;
 	for (unsigned i = 0; i < POOL_NLANES; i++)
 		if (__atomic_load_n(&p->lanes[i].owner, __ATOMIC_ACQUIRE) == me)
 			return &p->lanes[i];
@@ -130,6 +134,7 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 		if (pool->lanes[i].owner == 0) {
 			l = &pool->lanes[i];
 			__atomic_store_n(&l->owner, thread_id(), __ATOMIC_RELEASE);
+			__atomic_store_n(&pool->lane_hint, i, __ATOMIC_RELAXED);
 		}
 	pthread_mutex_unlock(&pool->lock);
 	if (!l)
