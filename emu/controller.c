@@ -398,6 +398,27 @@ static void write_one(struct emu *e, unsigned core, uint64_t line,
 }
 
 /*
+ * ca_bits_until -- how many of lines l, l+1, ... (at most n) come before the
+ * first whose CounterAtomic bit, XORed with flip (0: is set, 0xff: is
+ * clear), is 1; the bits are read a byte (8 lines) at a time.
+ */
+static unsigned ca_bits_until(const struct emu *e, uint64_t l, unsigned n, uint8_t flip)
+{
+	for (unsigned i = 0; i < n;) {
+		uint64_t li = l + i;
+		unsigned bits = (unsigned)(uint8_t)(__atomic_load_n(&e->ca_bits[li / 8],
+								     __ATOMIC_RELAXED) ^ flip) >>
+				(li % 8);
+		if (bits) {
+			unsigned at = i + (unsigned)__builtin_ctz(bits);
+			return at < n ? at : n;
+		}
+		i += 8 - (unsigned)(li % 8);
+	}
+	return n;
+}
+
+/*
  * lone_flags -- the state flags of the one ready data entry (no counter
  * entry) that write_one makes of a line that is not CounterAtomic, or 0
  * where every line is a counter-atomic pair.  The entry's aux is the
@@ -424,17 +445,7 @@ static unsigned lone_run(const struct emu *e, uint64_t l, unsigned n)
 {
 	if (e->design->ca != CA_SELECTIVE)
 		return n;
-	/* the CounterAtomic bits a byte (8 lines) at a time */
-	for (unsigned i = 0; i < n;) {
-		uint64_t li = l + i;
-		unsigned bits = __atomic_load_n(&e->ca_bits[li / 8], __ATOMIC_RELAXED) >> (li % 8);
-		if (bits) {
-			unsigned at = i + (unsigned)__builtin_ctz(bits);
-			return at < n ? at : n;
-		}
-		i += 8 - (unsigned)(li % 8);
-	}
-	return n;
+	return ca_bits_until(e, l, n, 0);
 }
 
 /*
@@ -492,18 +503,7 @@ static unsigned ca_run(const struct emu *e, uint64_t l, unsigned n)
 		return n;
 	if (e->design->ca != CA_SELECTIVE)
 		return 0;
-	/* the CounterAtomic bits a byte (8 lines) at a time, as lone_run */
-	for (unsigned i = 0; i < n;) {
-		uint64_t li = l + i;
-		unsigned bits = (unsigned)(uint8_t)~__atomic_load_n(&e->ca_bits[li / 8],
-								 __ATOMIC_RELAXED) >> (li % 8);
-		if (bits) {
-			unsigned at = i + (unsigned)__builtin_ctz(bits);
-			return at < n ? at : n;
-		}
-		i += 8 - (unsigned)(li % 8);
-	}
-	return n;
+	return ca_bits_until(e, l, n, 0xff);
 }
 
 /*
