@@ -66,14 +66,6 @@ static inline void note_pending(struct emu *e, unsigned core, uint64_t accept)
 	e->tm.pending[core] = max64(e->tm.pending[core], accept);
 }
 
-/* ctr_payload -- the current content of counter line cl, in its layout. */
-static void ctr_payload(const struct emu *e, uint64_t cl, uint8_t out[EMU_LINE])
-{
-	/* pools are whole pages: every counter line covers lines of the pool */
-	e->layout->encode(e->cur_ctr + cl * e->layout->lines_per_ctr_line, e->minor_bits,
-			  out);
-}
-
 /*
  * enqueue_ctr -- a counter line write; ready unless it is half of a pair.
  * With counter write coalescing (SuperMem 3.4.3), a write of a counter line
@@ -99,7 +91,7 @@ static struct wq_entry *enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
 	}
 	note_pending(e, core, *accept);
 	/* the counter line is encoded straight into its slot */
-	ctr_payload(e, cl, wq_reserve(e, &e->qctr)->payload);
+	ctr_line_encode(e, cl, wq_reserve(e, &e->qctr)->payload);
 	struct wq_entry *w = wq_publish(e, &e->qctr, cl, 0, ready ? WQ_READY : 0);
 	emu_crash_point("wpq.ctr_enqueued");
 	if (ready)
@@ -323,9 +315,9 @@ static inline void take_hits(struct emu *e, unsigned core, unsigned i, unsigned 
 /*
  * emu_prefetch_counters -- the host-side cost of a write-back is mostly the
  * cache miss on the line's newest counter (cur_ctr) and its CounterAtomic
- * bit; the runtime calls this when it learns which lines a transaction will
- * write (snapshot, alloc), so the miss overlaps the program's own work.  Read-only, lock-free, no
- * statistic or modeled time changes.
+ * bit; the runtime calls this when it learns which lines a transaction
+ * will write (snapshot, alloc), so the miss overlaps the program's own
+ * work.  Read-only, lock-free; no statistic or modeled time changes.
  */
 void emu_prefetch_counters(const struct emu *e, uint64_t first, uint64_t n)
 {

@@ -423,6 +423,14 @@ struct emu {
 	size_t ndropped;
 };
 
+/* ctr_line_encode -- the current content of counter line cl, in its layout
+ * (pools are whole pages: every counter line covers lines of the pool). */
+static inline void ctr_line_encode(const struct emu *e, uint64_t cl, uint8_t out[EMU_LINE])
+{
+	e->layout->encode(e->cur_ctr + cl * e->layout->lines_per_ctr_line, e->minor_bits,
+			  out);
+}
+
 /* audit.c: the test-only pad-reuse auditor (SPM_AUDIT=FILE). */
 int audit_open(struct emu *e);
 void audit_pads(struct emu *e, const uint64_t *line, const uint64_t *ctr, unsigned n);

@@ -53,6 +53,12 @@ WQ_INLINE void store_state(struct emu *e, int persist, struct wq_entry *w, uint6
 	persist_if(e, persist, &w->state, sizeof(w->state));
 }
 
+/* set_ready -- the store that sets an entry's ready bit. */
+WQ_INLINE void set_ready(struct emu *e, int persist, struct wq_entry *w)
+{
+	store_state(e, persist, w, w->state | WQ_READY);
+}
+
 /* home_write_data -- write a data entry's payload (and co-located counter) home. */
 WQ_INLINE void home_write_data(struct emu *e, int persist, const struct wq_entry *w)
 {
@@ -222,14 +228,13 @@ WQ_INLINE void pair_run(struct emu *e, int persist, int armed, int audit,
 			const uint8_t *view, const uint8_t *pads)
 {
 	struct wq lc = e->qctr, ld = e->qdata;
-	const struct ctr_layout *lay = e->layout;
-	const unsigned shift = lay->ctr_shift, minor_bits = e->minor_bits;
+	const unsigned shift = e->layout->ctr_shift;
 	uint64_t seq = e->next_seq, *cur = e->cur_ctr;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t cl = line[i] >> shift, cseq = seq++;
 		cur[line[i]] = ctr[i];
 		struct wq_entry *c = reserve(e, persist, armed, &lc, 1);
-		lay->encode(cur + (cl << shift), minor_bits, c->payload);
+		ctr_line_encode(e, cl, c->payload);
 		publish(e, persist, &lc, cseq, cl, 0, 0);
 		crash_if(armed, "wpq.ctr_enqueued");
 		struct wq_entry *d = reserve(e, persist, armed, &ld, 0);
@@ -238,9 +243,9 @@ WQ_INLINE void pair_run(struct emu *e, int persist, int armed, int audit,
 		line_xor(d->payload, view + line[i] * EMU_LINE, pads + (size_t)i * EMU_LINE);
 		publish(e, persist, &ld, seq++, line[i], cseq, WQ_PAIRED);
 		crash_if(armed, "wpq.data_enqueued");
-		store_state(e, persist, c, WQ_VALID | WQ_READY);
+		set_ready(e, persist, c);
 		crash_if(armed, "wpq.ready");
-		store_state(e, persist, d, WQ_VALID | WQ_PAIRED | WQ_READY);
+		set_ready(e, persist, d);
 	}
 	e->qctr = lc;
 	e->qdata = ld;
@@ -274,7 +279,7 @@ void wq_remove(struct emu *e, struct wq_entry *w)
 /* wq_set_ready -- set an entry's ready bit. */
 void wq_set_ready(struct emu *e, struct wq_entry *w)
 {
-	store_state(e, e->media.persist_on, w, w->state | WQ_READY);
+	set_ready(e, e->media.persist_on, w);
 }
 
 /* wq_drain_all -- drain every entry of q, oldest first. */

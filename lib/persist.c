@@ -1,7 +1,8 @@
 /*
  * persist.c -- the CPU side of persistence: clwb (spm_flush), sfence
  * (spm_drain), CounterAtomic declarations and counter_cache_writeback
- * (SCA section 4.3), each handed to the controller line by line.
+ * (SCA section 4.3), each handed to the controller as line ranges (a
+ * transaction's commit: all its ranges in one call, pool_write_ranges).
  */
 #include "pool_internal.h"
 
