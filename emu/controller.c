@@ -40,16 +40,17 @@ unsigned ctrl_data_bank(const struct emu *e, uint64_t line)
 
 /*
  * ctr_bank -- the bank of counter line cl (SuperMem 3.3, Figure 8): after
- * the data in the address space (interleave), all in the last bank
- * (SingleBank), in the bank X of the data it covers (SameBank), or in bank
- * (X + N/2) mod N (XBank).  The data's bank X is that of its first line.
+ * the data in the address space (interleave), all in the one bank where that
+ * continuous counter area begins (SingleBank), in the bank X of the data it
+ * covers (SameBank), or in bank (X + N/2) mod N (XBank).  The data's bank X
+ * is that of its first line.
  */
 static inline unsigned ctr_bank(const struct emu *e, uint64_t cl)
 {
 	unsigned n = e->tm.banks, x;
 	switch (e->placement) {
 	case CP_SINGLE:
-		return n - 1;
+		return bank_of(e, e->nlines); /* the area starts after the data */
 	case CP_SAME:
 		return data_bank(e, cl * e->layout->lines_per_ctr_line);
 	case CP_XBANK:

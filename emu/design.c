@@ -74,12 +74,14 @@ const struct design *design_table(unsigned *n)
  * banks interleaved by line.
  * supermem: SuperMem Table 2 (8 banks, one 32-entry write queue shared by
  * data and counters, 256 KB 8-way counter cache, 24-cycle AES at 2 GHz =
- * 12 ns, 8-cycle counter cache).  Banks hold whole 4 KiB pages: SuperMem 3.3
- * has an application's contiguous memory in one bank and data in bank X with
- * its counters in one other bank, which line interleaving cannot express. */
+ * 12 ns, 8-cycle counter cache).  Banks are contiguous 1 GiB ranges (8 GB
+ * in 8 banks): SuperMem 5.1.2 gives each program "the memory footprint size
+ * that is equal to the size of a memory bank", and 3.3 has an application's
+ * continuous memory in one bank, its counters in the same bank (SingleBank:
+ * the counter area follows the data) or in bank (X + N/2) mod N (XBank). */
 static const struct profile profiles[] = {
 	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1, 0},
-	{"supermem", 48, 15, 13, 50, 7.5, 300, 12, 2, 4, 1, 256, 8, 32, 32, 8, 64, 1},
+	{"supermem", 48, 15, 13, 50, 7.5, 300, 12, 2, 4, 1, 256, 8, 32, 32, 8, 1u << 24, 1},
 };
 
 /* profile_find -- the profile called name, or NULL. */

@@ -40,7 +40,7 @@
  *      wpq_data=N         data write queue entries [profile: 64]
  *      wpq_ctr=N          counter write queue entries [profile: 16]
  *      banks=N            memory banks of the timing model [profile: 8]
- *      bank_lines=N       consecutive 64-byte lines per bank [profile: 1 or 64]
+ *      bank_lines=N       consecutive 64-byte lines per bank, <= 2^24 [profile: 1 or 2^24]
  *      ctr_placement=P    interleave|single|same|xbank: the bank of a counter
  *                         line -- after the data, interleaved like it; all in
  *                         the last bank; the bank X of its data; bank

@@ -80,7 +80,7 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 	if (!strcmp(k, "banks"))
 		return parse_uint(src, k, v, 1, 64, &c->banks);
 	if (!strcmp(k, "bank_lines"))
-		return parse_uint(src, k, v, 1, 1u << 20, &c->bank_lines);
+		return parse_uint(src, k, v, 1, 1u << 24, &c->bank_lines);
 	if (!strcmp(k, "minor_bits"))
 		return parse_uint(src, k, v, 1, 7, &c->minor_bits);
 	if (!strcmp(k, "ctr_placement"))

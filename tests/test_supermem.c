@@ -290,6 +290,50 @@ static void reencryption_timing(void **state)
 	remove_pool_files(path);
 }
 
+/* persist_time -- modeled ns of 512 single-line persists, one line in
+ * each of 8 pages in turn, on a fresh pool of design */
+static uint64_t persist_time(const char *design, const char *placement)
+{
+	char path[4096], opts[128];
+	pool_path(path, sizeof(path), design);
+	remove_pool_files(path);
+	snprintf(opts, sizeof(opts), "design=%s;profile=supermem%s%s", design,
+		 placement ? ";ctr_placement=" : "", placement ? placement : "");
+	spm_pool *p = NULL;
+	assert_int_equal(spm_create(&p, path, 4u << 20, opts), 0);
+	uint8_t *root = spm_root(p, 9 * 4096);
+	assert_non_null(root);
+	uint8_t *pages = (uint8_t *)(((uintptr_t)root + 4095) & ~(uintptr_t)4095);
+	uint64_t t0 = stat_of(p, "time.modeled_ns");
+	for (unsigned i = 0; i < 512; i++) {
+		uint8_t *line = pages + (i % 8) * 4096 + (i / 8) * 64;
+		line[0] = (uint8_t)(i + 1);
+		spm_persist(p, line, 64);
+	}
+	uint64_t dt = stat_of(p, "time.modeled_ns") - t0;
+	assert_int_equal(spm_close(p), 0);
+	remove_pool_files(path);
+	return dt;
+}
+
+/* the supermem profile's banks (SuperMem 3.3, 5.1.2): a program's memory
+ * is one bank; wt's SingleBank counter area follows the data into that
+ * bank, so each persist costs two writes of it; XBank puts the counter in
+ * bank X + 4, where it overlaps the data; SameBank is wt's cost again */
+static void bank_placement(void **state)
+{
+	(void)state;
+	uint64_t plain = persist_time("plain", NULL), wt = persist_time("wt", NULL);
+	uint64_t xbank = persist_time("wt-xbank", NULL), same = persist_time("wt", "same");
+	print_message("512 persists: plain %llu ns, wt %llu, wt-xbank %llu, wt same-bank %llu\n",
+		      (unsigned long long)plain, (unsigned long long)wt,
+		      (unsigned long long)xbank, (unsigned long long)same);
+	assert_true(plain >= 512ull * 300);    /* 8 pages, one bank: tWR each */
+	assert_true(wt * 10 >= plain * 18);    /* >= 1.8x */
+	assert_true(same * 10 >= plain * 18);
+	assert_true(xbank * 10 <= plain * 12); /* <= 1.2x */
+}
+
 /* child: open (recovery) and, unless mode is "open", the writes of
  * write_rounds, with SPM_CRASH set by the parent */
 static int child_main(const char *mode, const char *path)
@@ -472,6 +516,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(coalescing),
 		cmocka_unit_test(reencryption),
 		cmocka_unit_test(reencryption_timing),
+		cmocka_unit_test(bank_placement),
 		cmocka_unit_test(reencryption_crash),
 		cmocka_unit_test(range_crash),
 		cmocka_unit_test(rsr_corrupt),
