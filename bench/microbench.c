@@ -52,7 +52,7 @@
 #define OBJ_PAGES ((unsigned)(OBJ_SIZE / PAGE))
 #define SMALL_POOL ((size_t)8 << 20)     /* holds the 1 MiB object */
 #define GIB ((size_t)1 << 30)
-#define FILL_OBJ ((size_t)8 << 20)       /* largest object one tx can allocate */
+#define FILL_OBJ ((size_t)8 << 20)       /* the fill: objects of 8 MiB, one per tx */
 #define FILL_CHUNK ((size_t)8 << 20)     /* spm_persist chunk of the fill */
 #define MAX_REPS 1000u
 #define MAX_RESULTS 32u

@@ -259,7 +259,10 @@ SPM_API void spm_model_work(spm_pool *pool, uint64_t ns);
  * spm_tx_alloc   -- a zeroed object of size bytes, owned by the transaction:
  *                   it becomes allocated at commit and vanishes at abort or a
  *                   crash before commit.  Its content is persisted at commit
- *                   without logging.  0 on failure (spm_errormsg says why).
+ *                   without logging; its allocation costs the log about
+ *                   three lines whatever its size, so one transaction can
+ *                   allocate or free objects up to the heap's size.  0 on
+ *                   failure (spm_errormsg says why).
  * spm_tx_free    -- free the object at off at commit.  SPM_E_INVAL if off is
  *                   not an allocated object.
  * spm_tx_commit  -- make the transaction durable and end it.  0 or error; on

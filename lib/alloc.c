@@ -151,12 +151,48 @@ int alloc_object_units(spm_pool *p, uint64_t off, uint64_t *units)
 	return 0;
 }
 
-/* log_words -- snapshot both bitmaps' words for units [u, u+n). */
+/* pair_off -- the pool offset of bitmap word pair i (used, start: 16 bytes). */
+static uint64_t pair_off(spm_pool *p, uint64_t i)
+{
+	return (uint64_t)((uint8_t *)(bm(p) + 2 * i) - p->view);
+}
+
+/* uniform -- do word pairs [a, b) all hold the pair a? */
+static int uniform(spm_pool *p, uint64_t a, uint64_t b)
+{
+	const uint64_t *w = bm(p);
+	for (uint64_t i = a + 1; i < b; i++)
+		if (w[2 * i] != w[2 * a] || w[2 * i + 1] != w[2 * a + 1])
+			return 0;
+	return 1;
+}
+
+/*
+ * log_words -- snapshot both bitmaps' words for units [u, u+n).  Whole
+ * lines of word pairs inside the range are uniform (all free before an
+ * allocation, all used before a free) and, past FILL_MIN_PAIRS, go into
+ * one fill entry: a snapshot of an object's 2 bits per 64 bytes would not
+ * fit the ring past ~8 MiB.
+ */
 static int log_words(spm_pool *p, uint64_t u, uint64_t n)
 {
+	enum { PAIRS_PER_LINE = SPM_LINE / 16, FILL_MIN_PAIRS = 8 * PAIRS_PER_LINE };
 	uint64_t w0 = u / 64, w1 = (u + n - 1) / 64;
-	uint64_t off = (uint64_t)((uint8_t *)(bm(p) + 2 * w0) - p->view);
-	return tx_add_internal(p, off, (w1 - w0 + 1) * 2 * sizeof(uint64_t));
+	/* past the pair of unit u, which holds the object's start bit */
+	uint64_t a = (w0 + 1 + PAIRS_PER_LINE - 1) / PAIRS_PER_LINE * PAIRS_PER_LINE;
+	uint64_t b = (u + n) / 64 / PAIRS_PER_LINE * PAIRS_PER_LINE;
+	if (b < a + FILL_MIN_PAIRS || !uniform(p, a, b))
+		return tx_add_internal(p, pair_off(p, w0), (w1 - w0 + 1) * 16);
+	const uint64_t *w = bm(p);
+	const uint64_t pattern[2] = {w[2 * a], w[2 * a + 1]};
+	int rc = 0;
+	if (a > w0)
+		rc = tx_add_internal(p, pair_off(p, w0), (a - w0) * 16);
+	if (!rc)
+		rc = tx_add_fill(p, pair_off(p, a), (b - a) * 16, pattern);
+	if (!rc && w1 >= b)
+		rc = tx_add_internal(p, pair_off(p, b), (w1 - b + 1) * 16);
+	return rc;
 }
 
 /* alloc_commit -- apply the transaction's allocations and frees, logged. */

@@ -14,7 +14,7 @@
 
 #define POOL_HDR_OFF 4096u     /* one line after the data header page */
 #define POOL_MAGIC "SPMHEAP\0"
-#define POOL_VERSION 4u /* 4: header slots and ring logs (txlog.c) */
+#define POOL_VERSION 5u /* 4: header slots and ring logs (txlog.c); 5: fill entries */
 #define POOL_NLANES 16u /* at most 32: a bit each in spm_pool.claiming */
 #define POOL_LANE_SIZE (64u * 1024u)
 #define POOL_MIN_SIZE (4u << 20)
@@ -52,10 +52,15 @@ struct lane_hdr {
 	uint64_t log_start; /* where its entries start in the ring (version 4) */
 };
 
-/* An undo log entry: header, then len bytes of old data padded to 8. */
+/* An undo log entry: header, then len bytes of old data padded to 8; or,
+ * with LOG_FILL in len (version 5), 16 bytes that the old data repeated
+ * over len bytes (an allocation's bitmap words: a megabyte of heap takes
+ * 4 KiB of bitmap, which a snapshot could not fit in the ring). */
+#define LOG_FILL (1ull << 63)
+#define LOG_FILL_BYTES 16u
 struct log_entry {
 	uint64_t off;
-	uint64_t len;
+	uint64_t len; /* bytes restored; LOG_FILL: from a 16-byte pattern */
 	uint64_t gen;
 	uint64_t start; /* the log_start of its transaction (version 4) */
 	uint64_t sum;   /* entry_sum() of off, len, gen, start and the data */
@@ -149,12 +154,15 @@ struct lane_hdr *txlog_slot(spm_pool *p, unsigned i, uint64_t gen);
 struct lane_hdr *txlog_newest(spm_pool *p, unsigned i);
 uint64_t txlog_entry_sum(const struct log_entry *e, const uint8_t *data);
 uint64_t txlog_need(uint64_t len);
+uint64_t txlog_entry_len(const struct log_entry *e);
+uint64_t txlog_entry_data(const struct log_entry *e);
 int txlog_place(spm_pool *p, struct lane *l, uint64_t need, uint64_t *pos);
 void txlog_advance(spm_pool *p, struct lane *l);
 int txlog_scan(spm_pool *p, unsigned i, uint64_t gen, uint64_t start, struct vec *found);
 void tx_abort_all(spm_pool *p);
 int vec_push(struct vec *v, uint64_t off, uint64_t len);
 int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len);
+int tx_add_fill(spm_pool *p, uint64_t off, uint64_t len, const uint64_t pattern[2]);
 
 /* alloc.c */
 int alloc_init(spm_pool *p);

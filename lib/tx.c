@@ -94,8 +94,13 @@ static int lane_rollback(spm_pool *p, unsigned i, uint64_t gen, uint64_t start)
 	int rc = txlog_scan(p, i, gen, start, &found);
 	for (size_t k = found.n; k-- > 0 && !rc;) {
 		struct log_entry *e = (struct log_entry *)(base + found.r[k].off);
-		memcpy(p->view + e->off, e + 1, e->len);
-		rc = vec_push(&restored, e->off, e->len);
+		uint64_t len = txlog_entry_len(e);
+		if (e->len & LOG_FILL)
+			for (uint64_t b = 0; b < len; b += LOG_FILL_BYTES)
+				memcpy(p->view + e->off + b, e + 1, LOG_FILL_BYTES);
+		else
+			memcpy(p->view + e->off, e + 1, len);
+		rc = vec_push(&restored, e->off, len);
 	}
 	if (!rc) {
 		write_ranges(p, &restored);
@@ -185,11 +190,13 @@ static int claim_lines(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 	return rc;
 }
 
-/* tx_snapshot -- prepare stage for one line range: log it and persist the log. */
-static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
+/* tx_snapshot -- prepare stage for one line range: log it (its bytes, or
+ * with fill the 16-byte pattern they repeat) and persist the log. */
+static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len,
+		       const uint64_t *fill)
 {
 	unsigned li = lane_index(p, l);
-	uint64_t need = txlog_need(len), pos;
+	uint64_t need = txlog_need(fill ? LOG_FILL_BYTES : len), pos;
 	int rc = txlog_place(p, l, need, &pos);
 	if (rc)
 		return rc;
@@ -201,10 +208,10 @@ static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 	uint64_t eoff = (uint64_t)(ring - p->view) + pos;
 	struct log_entry *e = (struct log_entry *)(ring + pos);
 	e->off = off;
-	e->len = len;
+	e->len = fill ? len | LOG_FILL : len;
 	e->gen = l->gen;
 	e->start = l->log_start;
-	memcpy(e + 1, p->view + off, len);
+	memcpy(e + 1, fill ? (const void *)fill : p->view + off, fill ? LOG_FILL_BYTES : len);
 	e->sum = txlog_entry_sum(e, (uint8_t *)(e + 1));
 	/* prepare: the entry and its counters, then (first entry) the lane
 	 * header, one barrier (Figure 9 lines 9-11) */
@@ -234,7 +241,7 @@ static int tx_add_off(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 	evict_maybe(p);
 	if (covered(&l->logged, first, end - first) || covered(&l->allocs, off, len))
 		return 0;
-	int rc = tx_snapshot(p, l, first, end - first);
+	int rc = tx_snapshot(p, l, first, end - first, NULL);
 	if (!rc) {
 		evict_note(p, first, end - first); /* the program modifies it next */
 		emu_prefetch_counters(p->emu, first / SPM_LINE, (end - first) / SPM_LINE);
@@ -258,6 +265,23 @@ int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len)
 {
 	struct lane *l = my_lane(p);
 	return l ? tx_add_off(p, l, off, len) : SPM_E_TXSTATE;
+}
+
+/* tx_add_fill -- snapshot whole lines [off, off+len) of the runtime's own
+ * metadata whose bytes all repeat pattern (checked by the caller): one
+ * fill entry instead of len bytes of log. */
+int tx_add_fill(spm_pool *p, uint64_t off, uint64_t len, const uint64_t pattern[2])
+{
+	struct lane *l = my_lane(p);
+	if (!l)
+		return SPM_E_TXSTATE;
+	evict_maybe(p);
+	if (covered(&l->logged, off, len))
+		return 0;
+	int rc = tx_snapshot(p, l, off, len, pattern);
+	if (!rc)
+		evict_note(p, off, len);
+	return rc;
 }
 
 SPM_API spm_off_t spm_tx_alloc(spm_pool *pool, size_t size)

@@ -79,13 +79,25 @@ uint64_t txlog_entry_sum(const struct log_entry *e, const uint8_t *data)
 	h = (h ^ e->len) * 0x9e3779b97f4a7c15ull;
 	h = (h ^ e->gen) * 0x9e3779b97f4a7c15ull;
 	h = (h ^ e->start) * 0x9e3779b97f4a7c15ull;
-	for (uint64_t i = 0; i + 8 <= e->len; i += 8) {
+	for (uint64_t i = 0, n = txlog_entry_data(e); i + 8 <= n; i += 8) {
 		uint64_t w;
 		memcpy(&w, data + i, 8);
 		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
 		h ^= h >> 29;
 	}
 	return h ^ (h >> 32);
+}
+
+/* txlog_entry_len -- the bytes entry e restores. */
+uint64_t txlog_entry_len(const struct log_entry *e)
+{
+	return e->len & ~LOG_FILL;
+}
+
+/* txlog_entry_data -- the bytes of data after entry e's header. */
+uint64_t txlog_entry_data(const struct log_entry *e)
+{
+	return e->len & LOG_FILL ? LOG_FILL_BYTES : e->len;
 }
 
 /* txlog_need -- ring bytes of an entry holding len bytes: whole lines. */
@@ -115,8 +127,9 @@ int txlog_place(spm_pool *p, struct lane *l, uint64_t need, uint64_t *pos)
 		emu_stat_rt_add(p->emu, EMU_RT_LOG_WRAPS, 1);
 	}
 	if (need > room || l->log_pos + need > end)
-		return emu_err(SPM_E_NOSPACE, "spm_tx_add: transaction log full (%llu bytes "
-			       "of entries; at least %llu fit in every transaction)",
+		return emu_err(SPM_E_NOSPACE, "spm_tx_add: transaction log full: an entry of "
+			       "%llu bytes does not fit after %llu bytes of entries (at least "
+			       "%llu fit in every transaction)", (unsigned long long)need,
 			       (unsigned long long)(l->log_pos >= l->log_start
 						    ? l->log_pos - l->log_start
 						    : room - l->log_start + l->log_pos),
@@ -140,10 +153,13 @@ void txlog_advance(spm_pool *p, struct lane *l)
 static int entry_ok(spm_pool *p, const struct log_entry *e, uint64_t pos, uint64_t end,
 		    uint64_t gen, uint64_t start)
 {
-	if (pos + sizeof(*e) > end || e->gen != gen || e->start != start || e->len == 0 ||
-	    e->len > end || txlog_need(e->len) > end - pos)
+	if (pos + sizeof(*e) > end || e->gen != gen || e->start != start)
 		return 0;
-	if (e->off < POOL_HDR_OFF || e->off > p->size || e->len > p->size - e->off)
+	uint64_t len = txlog_entry_len(e), data = txlog_entry_data(e);
+	if (len == 0 || data > end || txlog_need(data) > end - pos ||
+	    ((e->len & LOG_FILL) && len % LOG_FILL_BYTES))
+		return 0;
+	if (e->off < POOL_HDR_OFF || e->off > p->size || len > p->size - e->off)
 		return 0;
 	return e->sum == txlog_entry_sum(e, (const uint8_t *)(e + 1));
 }
@@ -169,8 +185,8 @@ int txlog_scan(spm_pool *p, unsigned i, uint64_t gen, uint64_t start, struct vec
 			end = start;
 			continue;
 		}
-		rc = vec_push(found, pos, e->len);
-		pos += txlog_need(e->len);
+		rc = vec_push(found, pos, txlog_entry_len(e));
+		pos += txlog_need(txlog_entry_data(e));
 	}
 	return rc;
 }

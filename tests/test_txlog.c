@@ -1,4 +1,4 @@
-/* test_txlog.c -- the transaction log ring (lib/txlog.c): rollback is exact however the ring wraps, the promised capacity fits wherever a transaction starts, and a crash after the mutate stage of a wrapped transaction rolls all of it back at open. */
+/* test_txlog.c -- the transaction log ring (lib/txlog.c): rollback is exact however the ring wraps, the promised capacity fits wherever a transaction starts, a crash after the mutate stage of a wrapped transaction rolls all of it back at open, and objects far larger than the ring (fill entries for their bitmap words) allocate, free, abort and recover. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -271,12 +271,160 @@ static void crash_after_mutate(void **state)
 	}
 }
 
-int main(void)
+#define BIG_POOL (96u << 20)
+#define BIG_OBJ (40u << 20) /* its bitmap words alone: 160 KiB, over twice the ring */
+
+/* big_alloc -- in one transaction of pool p: allocate a BIG_OBJ and commit
+ * or abort; the object's offset, 0 if the allocation or commit failed */
+static spm_off_t big_alloc(spm_pool *p, int commit)
 {
+	if (spm_tx_begin(p) != 0)
+		return 0;
+	spm_off_t o = spm_tx_alloc(p, BIG_OBJ);
+	if (!o) {
+		spm_tx_abort(p);
+		return 0;
+	}
+	if (!commit) {
+		spm_tx_abort(p);
+		return o;
+	}
+	return spm_tx_commit(p) == 0 ? o : 0;
+}
+
+/* reopen -- close p and open the pool at path again. */
+static spm_pool *reopen(spm_pool *p, const char *path)
+{
+	assert_int_equal(spm_close(p), 0);
+	spm_pool *q = NULL;
+	assert_int_equal(spm_open(&q, path, NULL), 0);
+	return q;
+}
+
+/* big_objects -- a 40 MiB object allocates and frees in one transaction
+ * (it failed with "log full" before fill entries); an aborted one leaves
+ * the persistent bitmap as it was: after a reopen two fit again */
+static void big_objects(void **state)
+{
+	(void)state;
+	static const char *const big_designs[] = {"sca", "supermem;minor_bits=2"};
+	for (size_t d = 0; d < 2; d++) {
+		char path[256], opts[64];
+		pool_path(path, sizeof(path), "big");
+		remove_pool_files(path);
+		snprintf(opts, sizeof(opts), "design=%s", big_designs[d]);
+		spm_pool *p = NULL;
+		assert_int_equal(spm_create(&p, path, BIG_POOL, opts), 0);
+		spm_off_t a = big_alloc(p, 1);
+		assert_true(a != 0);
+		const uint8_t *obj = spm_ptr(p, a);
+		assert_true(obj[0] == 0 && obj[BIG_OBJ - 1] == 0);
+		assert_true(big_alloc(p, 0) != 0); /* allocated, then aborted */
+		p = reopen(p, path);
+		spm_off_t b = big_alloc(p, 1);
+		assert_true(b != 0 && b != a);
+		assert_int_equal(big_alloc(p, 1), 0); /* a third does not fit */
+		/* free one: after a reopen its space is there again */
+		assert_int_equal(spm_tx_begin(p), 0);
+		assert_int_equal(spm_tx_free(p, a), 0);
+		assert_int_equal(spm_tx_commit(p), 0);
+		p = reopen(p, path);
+		assert_true(big_alloc(p, 1) != 0);
+		assert_int_equal(spm_close(p), 0);
+		remove_pool_files(path);
+	}
+}
+
+/* big_child -- re-executed with SPM_CRASH set: allocate (mode "alloc") or
+ * free the root's object ("free"), killed inside the commit */
+static int big_child(const char *mode, const char *path)
+{
+	spm_pool *p = NULL;
+	if (spm_open(&p, path, NULL) != 0)
+		return 2;
+	struct root *r = spm_root(p, sizeof(*r));
+	if (strcmp(mode, "alloc") == 0) {
+		big_alloc(p, 1);
+	} else if (spm_tx_begin(p) == 0) {
+		spm_tx_free(p, r->obj);
+		spm_tx_commit(p);
+	}
+	spm_close(p);
+	return 3; /* not killed */
+}
+
+/* run_big_child -- big_child in mode under SPM_CRASH=crash; killed? */
+static void run_big_child(const char *mode, const char *path, const char *crash)
+{
+	char env[128], self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = 0;
+	snprintf(env, sizeof(env), "SPM_CRASH=%s", crash);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		putenv(env);
+		execl(self, self, "big-child", mode, path, (char *)NULL);
+		_exit(4);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+}
+
+/* big_crash -- killed after the mutate stage of a transaction that
+ * allocates, then of one that frees, a 40 MiB object (its bitmap words
+ * durable, the commit not): recovery rolls the fill entry back, so the
+ * allocation leaks nothing (two more fit) and the free frees nothing */
+static void big_crash(void **state)
+{
+	(void)state;
+	char path[256];
+	pool_path(path, sizeof(path), "bigcrash");
+	remove_pool_files(path);
+	spm_pool *p = NULL;
+	assert_int_equal(spm_create(&p, path, BIG_POOL, "design=sca"), 0);
+	assert_non_null(spm_root(p, sizeof(struct root))); /* not the child's first tx */
+	assert_int_equal(spm_close(p), 0);
+	run_big_child("alloc", path, "point:tx.mutated:1");
+	assert_int_equal(spm_open(&p, path, NULL), 0);
+	assert_int_equal(stat_of(p, "recovery.rolled_back"), 1);
+	struct root *r = spm_root(p, sizeof(*r));
+	assert_int_equal(spm_tx_begin(p), 0);
+	assert_int_equal(spm_tx_add(p, r, sizeof(*r)), 0);
+	r->obj = spm_tx_alloc(p, BIG_OBJ);
+	assert_true(r->obj != 0);
+	assert_int_equal(spm_tx_commit(p), 0);
+	spm_off_t keep = r->obj;
+	assert_true(big_alloc(p, 0) != 0); /* a second still fits */
+	assert_int_equal(spm_close(p), 0);
+	run_big_child("free", path, "point:tx.mutated:1");
+	assert_int_equal(spm_open(&p, path, NULL), 0);
+	assert_int_equal(stat_of(p, "recovery.rolled_back"), 1);
+	r = spm_root(p, sizeof(*r));
+	assert_int_equal(r->obj, keep);
+	spm_off_t b = big_alloc(p, 1);
+	assert_true(b != 0 && b != keep);      /* the second fits */
+	assert_int_equal(big_alloc(p, 1), 0); /* the rolled-back free left it allocated */
+	assert_int_equal(spm_tx_begin(p), 0);
+	assert_int_equal(spm_tx_free(p, keep), 0); /* still an object */
+	assert_int_equal(spm_tx_commit(p), 0);
+	assert_int_equal(spm_close(p), 0);
+	remove_pool_files(path);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && strcmp(argv[1], "big-child") == 0)
+		return big_child(argv[2], argv[3]);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rollback_exact),
 		cmocka_unit_test(capacity),
 		cmocka_unit_test(crash_after_mutate),
+		cmocka_unit_test(big_objects),
+		cmocka_unit_test(big_crash),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,20 +2,16 @@
 # fig15.sh -- SCA Figure 15: SCA with a 128 KB - 8 MB counter cache: (a) speedup over 128 KB, (b) miss rate.
 . "$(dirname "$0")/common.sh"
 OPS=${OPS:-5000}
-FOOTPRINT=${FOOTPRINT:-64m}   # map workloads: filled to about this before the measured phase
-ELEMENTS=${ELEMENTS:-131072}  # array: 8 MiB of 64-byte elements (the largest one transaction builds)
+FOOTPRINT=${FOOTPRINT:-64m}   # every workload: filled to about this before the measured phase
 SIZES="128 256 512 1024 2048 4096 8192"
 csv=$OUT/fig15.csv dat=$OUT/fig15.dat tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 
 : > "$csv"
 for kib in $SIZES; do
-	bench --designs sca --workloads queue,hashmap,btree,rbtree --ops "$OPS" \
+	bench --designs sca --workloads "${WORKLOADS// /,}" --ops "$OPS" \
 	      --footprint "$FOOTPRINT" --set ctr_cache_kib="$kib" --csv "$tmp" >/dev/null
 	if [ -s "$csv" ]; then tail -n +2 "$tmp" >> "$csv"; else cat "$tmp" > "$csv"; fi
-	bench --designs sca --workloads array --ops "$OPS" --elements "$ELEMENTS" \
-	      --set ctr_cache_kib="$kib" --csv "$tmp" >/dev/null
-	tail -n +2 "$tmp" >> "$csv"
 done
 
 # per cache size: speedup over 128 KB (modeled time at 128 KB / at this size) and the

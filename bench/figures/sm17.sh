@@ -6,14 +6,12 @@ OPS=${OPS:-3000}
 # each structure first filled to FOOTPRINT bytes (the paper: 1 GB), so that
 # counters of random pages miss a small counter cache
 FOOTPRINT=${FOOTPRINT:-67108864}
-# the array is allocated in one transaction, whose log bounds it: 8 MB
-ELEMENTS=${ELEMENTS:-8192}
 csv=$OUT/sm17.csv dat=$OUT/sm17.dat
 SIZES="1 4 16 64 256 1024 4096"
 rm -f "$csv"
 for k in $SIZES; do
 	bench --profile supermem --designs supermem --tx-size 1024 --ops "$OPS" \
-		--footprint "$FOOTPRINT" --elements "$ELEMENTS" --set "ctr_cache_kib=$k" --csv "$OUT/sm17-$k.csv" >/dev/null
+		--footprint "$FOOTPRINT" --set "ctr_cache_kib=$k" --csv "$OUT/sm17-$k.csv" >/dev/null
 	if [ ! -s "$csv" ]; then head -1 "$OUT/sm17-$k.csv" | sed 's/$/,cache_kib/' > "$csv"; fi
 	tail -n +2 "$OUT/sm17-$k.csv" | sed "s/\$/,$k/" >> "$csv"
 	rm -f "$OUT/sm17-$k.csv"
