@@ -592,7 +592,7 @@ static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uin
 		}
 		e->stat[ST_CTRL_WRITES] += k;
 		if (enc) {
-			crypto_line_pads(e->crypto, lines, ctrs, k, pads);
+			crypto_line_pads_ctl(e->crypto, lines, ctrs, k, pads);
 			e->stat[ST_AES_PADS] += k;
 		}
 		for (unsigned i = 0, run; i < k; i += run) {

@@ -4,7 +4,8 @@
  * four AES blocks of seeds unique per (line, counter, block):
  *     seed(line, ctr, b) = le64(4*line + b) || le64(ctr)
  * made in batches through one ECB call (a per-line CTR re-init costs ~4x more).
- * One OpenSSL cipher context per thread.
+ * One OpenSSL cipher context per thread, and one for the controller's write
+ * path, whose callers hold the controller's lock (no thread-local lookup).
  */
 #include <endian.h>
 #include <errno.h>
@@ -29,7 +30,21 @@ struct crypto {
 	pthread_key_t tls;
 	pthread_mutex_t lock;
 	struct ctx_node *all; /* every context made, freed with the engine */
+	EVP_CIPHER_CTX *ctl;  /* the controller's (crypto_line_pads_ctl) */
 };
+
+/* ctx_new -- an AES-ECB encryption context for c's key, no padding. */
+static EVP_CIPHER_CTX *ctx_new(const struct crypto *c)
+{
+	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+	const EVP_CIPHER *cipher = c->bits == 128 ? EVP_aes_128_ecb() : EVP_aes_256_ecb();
+	if (ctx && EVP_EncryptInit_ex(ctx, cipher, NULL, c->key, NULL) == 1) {
+		EVP_CIPHER_CTX_set_padding(ctx, 0);
+		return ctx;
+	}
+	EVP_CIPHER_CTX_free(ctx);
+	return NULL;
+}
 
 /* crypto_new -- an engine for key (bits = 128 or 256). */
 int crypto_new(struct crypto **out, const uint8_t *key, unsigned bits)
@@ -41,7 +56,14 @@ int crypto_new(struct crypto **out, const uint8_t *key, unsigned bits)
 		return emu_err(-ENOMEM, "out of memory for the AES engine");
 	memcpy(c->key, key, bits / 8);
 	c->bits = bits;
+	if (!(c->ctl = ctx_new(c))) {
+		OPENSSL_cleanse(c->key, sizeof(c->key));
+		free(c);
+		return emu_err(SPM_E_CRYPTO, "OpenSSL: cannot set up AES-%u-ECB", bits);
+	}
 	if (pthread_key_create(&c->tls, NULL)) {
+		EVP_CIPHER_CTX_free(c->ctl);
+		OPENSSL_cleanse(c->key, sizeof(c->key));
 		free(c);
 		return emu_err(-EAGAIN, "no thread-local key for the AES engine");
 	}
@@ -62,6 +84,7 @@ void crypto_free(struct crypto *c)
 		free(n);
 		n = next;
 	}
+	EVP_CIPHER_CTX_free(c->ctl);
 	pthread_key_delete(c->tls);
 	pthread_mutex_destroy(&c->lock);
 	OPENSSL_cleanse(c->key, sizeof(c->key));
@@ -74,14 +97,10 @@ static EVP_CIPHER_CTX *thread_ctx(struct crypto *c)
 	EVP_CIPHER_CTX *ctx = pthread_getspecific(c->tls);
 	if (ctx)
 		return ctx;
-	ctx = EVP_CIPHER_CTX_new();
+	ctx = ctx_new(c);
 	struct ctx_node *n = malloc(sizeof(*n));
 	if (!ctx || !n)
 		goto fail;
-	const EVP_CIPHER *cipher = c->bits == 128 ? EVP_aes_128_ecb() : EVP_aes_256_ecb();
-	if (EVP_EncryptInit_ex(ctx, cipher, NULL, c->key, NULL) != 1)
-		goto fail;
-	EVP_CIPHER_CTX_set_padding(ctx, 0);
 	n->ctx = ctx;
 	pthread_mutex_lock(&c->lock);
 	n->next = c->all;
@@ -95,10 +114,10 @@ fail:
 	return NULL;
 }
 
-/* crypto_blocks -- AES-ECB of n 16-byte seed blocks: the raw pad function. */
-int crypto_blocks(struct crypto *c, const uint8_t *seeds, size_t n, uint8_t *out)
+/* blocks_with -- AES-ECB of n 16-byte seed blocks through ctx. */
+static int blocks_with(struct crypto *c, EVP_CIPHER_CTX *ctx, const uint8_t *seeds,
+		       size_t n, uint8_t *out)
 {
-	EVP_CIPHER_CTX *ctx = thread_ctx(c);
 	if (!ctx)
 		return emu_err(SPM_E_CRYPTO, "OpenSSL: cannot set up AES-%u-ECB", c->bits);
 	while (n) {
@@ -112,6 +131,12 @@ int crypto_blocks(struct crypto *c, const uint8_t *seeds, size_t n, uint8_t *out
 		out += chunk * 16;
 	}
 	return 0;
+}
+
+/* crypto_blocks -- AES-ECB of n 16-byte seed blocks: the raw pad function. */
+int crypto_blocks(struct crypto *c, const uint8_t *seeds, size_t n, uint8_t *out)
+{
+	return blocks_with(c, thread_ctx(c), seeds, n, out);
 }
 
 /* put_le64 -- store v little-endian. */
@@ -137,9 +162,10 @@ static inline void line_seeds(uint8_t s[64], uint64_t line, uint64_t ctr)
 #endif
 }
 
-/* crypto_line_pads -- the 64-byte pads of n lines, 4 seeds each, batched. */
-int crypto_line_pads(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
-		     size_t n, uint8_t *out)
+/* line_pads_with -- the 64-byte pads of n lines, 4 seeds each, batched,
+ * through ctx. */
+static int line_pads_with(struct crypto *c, EVP_CIPHER_CTX *ctx, const uint64_t *line,
+			  const uint64_t *ctr, size_t n, uint8_t *out)
 {
 	enum { BATCH = 64 };
 	uint8_t seeds[BATCH * 64];
@@ -147,7 +173,7 @@ int crypto_line_pads(struct crypto *c, const uint64_t *line, const uint64_t *ctr
 		size_t k = n > BATCH ? BATCH : n;
 		for (size_t i = 0; i < k; i++)
 			line_seeds(seeds + i * 64, line[i], ctr[i]);
-		int rc = crypto_blocks(c, seeds, k * 4, out);
+		int rc = blocks_with(c, ctx, seeds, k * 4, out);
 		if (rc)
 			return rc;
 		n -= k;
@@ -156,6 +182,21 @@ int crypto_line_pads(struct crypto *c, const uint64_t *line, const uint64_t *ctr
 		out += k * 64;
 	}
 	return 0;
+}
+
+/* crypto_line_pads -- the 64-byte pads of n lines (any thread). */
+int crypto_line_pads(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
+		     size_t n, uint8_t *out)
+{
+	return line_pads_with(c, thread_ctx(c), line, ctr, n, out);
+}
+
+/* crypto_line_pads_ctl -- the same for a caller holding the controller's
+ * lock: the controller's own context. */
+int crypto_line_pads_ctl(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
+			 size_t n, uint8_t *out)
+{
+	return line_pads_with(c, c->ctl, line, ctr, n, out);
 }
 
 /* crypto_hkdf -- HKDF-SHA256 (RFC 5869) through OpenSSL. */

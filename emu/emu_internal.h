@@ -86,6 +86,9 @@ int crypto_blocks(struct crypto *c, const uint8_t *seeds, size_t n, uint8_t *out
 /* Pads of n lines: line[i] with counter ctr[i], 64 bytes each, into out. */
 int crypto_line_pads(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
 		     size_t n, uint8_t *out);
+/* The same under the controller's lock (its own cipher context). */
+int crypto_line_pads_ctl(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
+			 size_t n, uint8_t *out);
 /* HKDF-SHA256 (key, salt, info) -> out. */
 int crypto_hkdf(const uint8_t *key, size_t keylen, const uint8_t *salt,
 		size_t saltlen, const char *info, uint8_t *out, size_t outlen);
