@@ -139,12 +139,14 @@ int crypto_blocks(struct crypto *c, const uint8_t *seeds, size_t n, uint8_t *out
 	return blocks_with(c, thread_ctx(c), seeds, n, out);
 }
 
+#if !(defined(__SSE2__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 /* put_le64 -- store v little-endian. */
 static inline void put_le64(uint8_t *p, uint64_t v)
 {
 	v = htole64(v);
 	memcpy(p, &v, sizeof(v));
 }
+#endif
 
 /* line_seeds -- the 4 seeds of (line, ctr): le64(4*line + b) || le64(ctr). */
 static inline void line_seeds(uint8_t s[64], uint64_t line, uint64_t ctr)

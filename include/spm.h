@@ -43,7 +43,8 @@
  *      bank_lines=N       consecutive 64-byte lines per bank, <= 2^24 [profile: 1 or 2^24]
  *      ctr_placement=P    interleave|single|same|xbank: the bank of a counter
  *                         line -- after the data, interleaved like it; all in
- *                         the last bank; the bank X of its data; bank
+ *                         the one bank where that area begins, after the
+ *                         data; the bank X of its data; bank
  *                         (X + banks/2) mod banks (SuperMem 3.3) [design]
  *      minor_bits=N       split counters: bits per minor counter, 1-7, fixed
  *                         at spm_create() [7]; fewer bits overflow minors (and
@@ -259,10 +260,10 @@ SPM_API void spm_model_work(spm_pool *pool, uint64_t ns);
  * spm_tx_alloc   -- a zeroed object of size bytes, owned by the transaction:
  *                   it becomes allocated at commit and vanishes at abort or a
  *                   crash before commit.  Its content is persisted at commit
- *                   without logging; its allocation costs the log about
- *                   three lines whatever its size, so one transaction can
- *                   allocate or free objects up to the heap's size.  0 on
- *                   failure (spm_errormsg says why).
+ *                   without logging; its allocation costs the log a few
+ *                   lines (at most about 11) whatever its size, so one
+ *                   transaction can allocate or free objects up to the
+ *                   heap's size.  0 on failure (spm_errormsg says why).
  * spm_tx_free    -- free the object at off at commit.  SPM_E_INVAL if off is
  *                   not an allocated object.
  * spm_tx_commit  -- make the transaction durable and end it.  0 or error; on

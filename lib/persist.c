@@ -8,7 +8,11 @@
 
 /* the default TLS model: initial-exec would save a __tls_get_addr call per
  * runtime call but make dlopen() of libspm.so fail where static TLS is
- * short (the library's TLS block, errmsg included, is over 1 KiB) */
+ * short (the library's TLS block, errmsg included, is over 1 KiB).  TLS
+ * descriptors (-mtls-dialect=gnu2: -1.7 % instructions on a hash-table
+ * insert) were tried and dropped: where dlopen() finds static TLS short
+ * their resolver calls into malloc yet must preserve every register, a path
+ * the C library has had to fix; not worth the risk for 1.7 % */
 static __thread spm_pool *core_pool;
 static __thread unsigned core_id;
 static __thread uint64_t my_thread_id;

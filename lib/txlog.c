@@ -161,6 +161,13 @@ static int entry_ok(spm_pool *p, const struct log_entry *e, uint64_t pos, uint64
 		return 0;
 	if (e->off < POOL_HDR_OFF || e->off > p->size || len > p->size - e->off)
 		return 0;
+	/* fill entries are made for whole lines of the allocator's bitmaps only:
+	 * a forged or colliding one cannot restore anything else */
+	uint64_t bm_end = p->hdr->bm_off + 16 * p->hdr->bm_words;
+	if ((e->len & LOG_FILL) && (e->off < p->hdr->bm_off || e->off > bm_end ||
+				    e->off % SPM_LINE || len % SPM_LINE ||
+				    len > bm_end - e->off))
+		return 0;
 	return e->sum == txlog_entry_sum(e, (const uint8_t *)(e + 1));
 }
 
