@@ -182,16 +182,16 @@ static int log_words(spm_pool *p, uint64_t u, uint64_t n)
 	uint64_t a = (w0 + 1 + PAIRS_PER_LINE - 1) / PAIRS_PER_LINE * PAIRS_PER_LINE;
 	uint64_t b = (u + n) / 64 / PAIRS_PER_LINE * PAIRS_PER_LINE;
 	if (b < a + FILL_MIN_PAIRS || !uniform(p, a, b))
-		return tx_add_internal(p, pair_off(p, w0), (w1 - w0 + 1) * 16);
+		return tx_add_internal(p, pair_off(p, w0), (w1 - w0 + 1) * 16, NULL);
 	const uint64_t *w = bm(p);
 	const uint64_t pattern[2] = {w[2 * a], w[2 * a + 1]};
 	int rc = 0;
 	if (a > w0)
-		rc = tx_add_internal(p, pair_off(p, w0), (a - w0) * 16);
+		rc = tx_add_internal(p, pair_off(p, w0), (a - w0) * 16, NULL);
 	if (!rc)
-		rc = tx_add_fill(p, pair_off(p, a), (b - a) * 16, pattern);
+		rc = tx_add_internal(p, pair_off(p, a), (b - a) * 16, pattern);
 	if (!rc && w1 >= b)
-		rc = tx_add_internal(p, pair_off(p, b), (w1 - b + 1) * 16);
+		rc = tx_add_internal(p, pair_off(p, b), (w1 - b + 1) * 16, NULL);
 	return rc;
 }
 

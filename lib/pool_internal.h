@@ -161,8 +161,7 @@ void txlog_advance(spm_pool *p, struct lane *l);
 int txlog_scan(spm_pool *p, unsigned i, uint64_t gen, uint64_t start, struct vec *found);
 void tx_abort_all(spm_pool *p);
 int vec_push(struct vec *v, uint64_t off, uint64_t len);
-int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len);
-int tx_add_fill(spm_pool *p, uint64_t off, uint64_t len, const uint64_t pattern[2]);
+int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len, const uint64_t *fill);
 
 /* alloc.c */
 int alloc_init(spm_pool *p);

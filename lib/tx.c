@@ -227,8 +227,10 @@ static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len,
 	return 0;
 }
 
-/* tx_add_off -- spm_tx_add on a pool offset. */
-static int tx_add_off(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
+/* tx_add_off -- spm_tx_add on a pool offset; with fill, the range's bytes
+ * all repeat that 16-byte pattern and go into one fill entry (tx_snapshot). */
+static int tx_add_off(spm_pool *p, struct lane *l, uint64_t off, uint64_t len,
+		      const uint64_t *fill)
 {
 	uint64_t lanes_end = p->hdr->lane_off + (uint64_t)POOL_NLANES * p->hdr->lane_size;
 	if (off < POOL_HDR_OFF || off >= p->size || len > p->size - off ||
@@ -241,7 +243,7 @@ static int tx_add_off(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 	evict_maybe(p);
 	if (covered(&l->logged, first, end - first) || covered(&l->allocs, off, len))
 		return 0;
-	int rc = tx_snapshot(p, l, first, end - first, NULL);
+	int rc = tx_snapshot(p, l, first, end - first, fill);
 	if (!rc) {
 		evict_note(p, first, end - first); /* the program modifies it next */
 		emu_prefetch_counters(p->emu, first / SPM_LINE, (end - first) / SPM_LINE);
@@ -257,31 +259,15 @@ SPM_API int spm_tx_add(spm_pool *pool, const void *addr, size_t len)
 	const uint8_t *a = addr;
 	if (a < pool->view || a >= pool->view + pool->size)
 		return emu_err(SPM_E_INVAL, "spm_tx_add: address not in the pool");
-	return tx_add_off(pool, l, (uint64_t)(a - pool->view), len);
+	return tx_add_off(pool, l, (uint64_t)(a - pool->view), len, NULL);
 }
 
-/* tx_add_internal -- for the allocator's bitmap words at commit. */
-int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len)
+/* tx_add_internal -- for the allocator's bitmap words at commit; fill:
+ * whole lines whose bytes all repeat it (checked by the caller), or NULL. */
+int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len, const uint64_t *fill)
 {
 	struct lane *l = my_lane(p);
-	return l ? tx_add_off(p, l, off, len) : SPM_E_TXSTATE;
-}
-
-/* tx_add_fill -- snapshot whole lines [off, off+len) of the runtime's own
- * metadata whose bytes all repeat pattern (checked by the caller): one
- * fill entry instead of len bytes of log. */
-int tx_add_fill(spm_pool *p, uint64_t off, uint64_t len, const uint64_t pattern[2])
-{
-	struct lane *l = my_lane(p);
-	if (!l)
-		return SPM_E_TXSTATE;
-	evict_maybe(p);
-	if (covered(&l->logged, off, len))
-		return 0;
-	int rc = tx_snapshot(p, l, off, len, pattern);
-	if (!rc)
-		evict_note(p, off, len);
-	return rc;
+	return l ? tx_add_off(p, l, off, len, fill) : SPM_E_TXSTATE;
 }
 
 SPM_API spm_off_t spm_tx_alloc(spm_pool *pool, size_t size)
