@@ -134,13 +134,19 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 		return emu_err(SPM_E_TXSTATE, "spm_tx_begin: this thread is already in a "
 			       "transaction");
 	struct lane *l = NULL;
+	/* a modeled core starts from its own lane: cores run one at a time
+	 * in host order, and first-free would give them all lane 0, one log
+	 * and one header counter line (a hot bank no real core set shares) */
+	unsigned first = pool_core(pool) % POOL_NLANES;
 	pthread_mutex_lock(&pool->lock);
-	for (unsigned i = 0; i < POOL_NLANES && !l; i++)
+	for (unsigned k = 0; k < POOL_NLANES && !l; k++) {
+		unsigned i = (first + k) % POOL_NLANES;
 		if (pool->lanes[i].owner == 0) {
 			l = &pool->lanes[i];
 			__atomic_store_n(&l->owner, thread_id(), __ATOMIC_RELEASE);
 			__atomic_store_n(&pool->lane_hint, i, __ATOMIC_RELAXED);
 		}
+	}
 	pthread_mutex_unlock(&pool->lock);
 	if (!l)
 		return emu_err(SPM_E_BUSY, "spm_tx_begin: all %u lanes are in use",
