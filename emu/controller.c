@@ -18,12 +18,23 @@ static inline uint64_t max64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-/* bank_of -- banks are interleaved every bank_lines lines of address (a
- * shift where it is a power of two: a division per write costs ~40 cycles) */
+/*
+ * bank_of -- banks are interleaved every bank_lines lines of address (a
+ * shift where it is a power of two: a division per write costs ~40 cycles).
+ * With bank_hash the higher bits are XOR-folded into the bank index
+ * (permutation-based interleaving, as memory controllers do): consecutive
+ * units still go round the banks, and structures at a power-of-two stride
+ * -- one log lane per core, 64 KiB apart -- no longer all meet in one bank.
+ */
 static inline unsigned bank_of(const struct emu *e, uint64_t addr)
 {
 	uint64_t unit = e->tm.bank_shift >= 0 ? addr >> e->tm.bank_shift
 					      : addr / e->tm.bank_lines;
+	if (e->tm.bank_fold) { /* low bank_bits bits: XOR of every bank_bits-bit group */
+		const unsigned b = e->tm.bank_bits;
+		for (unsigned s = e->tm.bank_fold; s >= b; s /= 2)
+			unit ^= unit >> s;
+	}
 	return (unsigned)(e->tm.bank_mask ? unit & e->tm.bank_mask : unit % e->tm.banks);
 }
 

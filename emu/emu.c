@@ -30,6 +30,7 @@ void emu_config_init(struct emu_config *cfg)
 	cfg->durability = EMU_DUR_AUTO;
 	cfg->t_rcd = cfg->t_cl = cfg->t_cwd = cfg->t_faw = cfg->t_wtr = cfg->t_wr =
 		cfg->aes_ns = -1;
+	cfg->bank_hash = -1;
 }
 
 static uint64_t round_up(uint64_t v, uint64_t a)
@@ -128,7 +129,8 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 	int rc = cc_init(&e->cc, kib, ways);
 	if (rc)
 		return rc;
-	tm_init(&e->tm, &q, wd, wc, banks, cfg->bank_lines ? cfg->bank_lines : p->bank_lines);
+	tm_init(&e->tm, &q, wd, wc, banks, cfg->bank_lines ? cfg->bank_lines : p->bank_lines,
+		cfg->bank_hash >= 0 ? cfg->bank_hash : p->bank_hash);
 	pthread_mutex_init(&e->lock, NULL);
 	e->lock_ready = 1;
 	return 0;

@@ -38,6 +38,7 @@ struct emu_config {
 	int no_ctr_recovery; /* ctr_recovery=none: do not advance lost counters (tests) */
 	unsigned minor_bits; /* split counters: bits of a minor counter (create) */
 	unsigned bank_lines; /* consecutive lines per bank */
+	int bank_hash;       /* XOR-fold higher address bits into the bank; -1 = profile */
 	char ctr_placement[16]; /* interleave, single, same, xbank; "" = the design's */
 	/* timing overrides in ns; negative = profile value */
 	double t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns;

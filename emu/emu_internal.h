@@ -72,6 +72,7 @@ struct profile {
 	unsigned ctr_cache_kib, ctr_cache_ways, wpq_data, wpq_ctr, banks;
 	unsigned bank_lines; /* consecutive lines per bank (1: line interleaving) */
 	int wpq_shared;      /* data and counters share the data queue's slots */
+	int bank_hash;       /* XOR-fold higher address bits into the bank index */
 };
 
 const struct profile *profile_find(const char *name);
@@ -107,16 +108,40 @@ struct tm_queue {
 };
 #define TM_CTR_ADDR (1ull << 63)
 
+/*
+ * A calendar: the latest busy intervals booked on one resource, sorted and
+ * disjoint.  A request takes the earliest gap at or after its time, so
+ * cores run one operation at a time in host order still meet in
+ * modeled-time order.  A full calendar forgets its older half; before floor
+ * (the end of what it forgot) the resource counts as busy.
+ */
+#define TM_CAL 64 /* at most 64: a bit each in writes */
+struct tm_cal {
+	uint64_t start[TM_CAL], end[TM_CAL];
+	uint64_t writes; /* bit i: interval i is writes (a read after them waits tWTR) */
+	unsigned n;
+	uint64_t floor;
+};
+
+/* The latest row activations of all banks, in time order, for tFAW; a full
+ * record forgets its older half, and none may be placed before floor. */
+#define TM_ACT 1024
+struct tm_acts {
+	uint64_t at[TM_ACT];
+	unsigned n;
+	uint64_t floor;
+};
+
 struct timing {
 	uint64_t rcd, cl, cwd, faw, wtr, wr, aes, aes_issue, cc_hit, issue; /* ps */
 	unsigned banks, bank_mask; /* mask: banks - 1 if a power of two, else 0 */
 	unsigned bank_lines;       /* consecutive lines per bank */
 	int bank_shift;            /* log2(bank_lines) if a power of two, else -1 */
+	unsigned bank_bits;        /* log2(banks) if a power of two, else 0 */
+	unsigned bank_fold;        /* bank_hash: the first XOR-fold shift (0: no hash) */
 	int wpq_shared;            /* counter writes take data queue slots */
-	uint64_t bank_free[TM_MAX_BANKS];
-	int bank_last_write[TM_MAX_BANKS];
-	uint64_t act[4]; /* last four activations, for tFAW */
-	unsigned act_pos;
+	struct tm_cal bank[TM_MAX_BANKS];
+	struct tm_acts act;
 	uint64_t aes_free;
 	struct tm_queue qdata, qctr;
 	uint64_t clock[EMU_MAX_CORES];
@@ -124,7 +149,7 @@ struct timing {
 };
 
 void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
-	     unsigned wpq_ctr, unsigned banks, unsigned bank_lines);
+	     unsigned wpq_ctr, unsigned banks, unsigned bank_lines, int bank_hash);
 void tm_reset(struct timing *t);
 /* Modeled time at which a pad for a request ready at time t is done. */
 uint64_t tm_aes(struct timing *t, uint64_t ready);
@@ -151,6 +176,8 @@ int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
 /* A read from bank issued at time t; returns when data is there. */
 uint64_t tm_read(struct timing *t, unsigned bank, uint64_t at);
 uint64_t tm_makespan(const struct timing *t);
+/* when bank b's latest booked request ends (0: none) */
+uint64_t tm_bank_free(const struct timing *t, unsigned b);
 
 /* ------------------------------------------------------------ counter cache */
 

@@ -41,6 +41,9 @@
  *      wpq_ctr=N          counter write queue entries [profile: 16]
  *      banks=N            memory banks of the timing model [profile: 8]
  *      bank_lines=N       consecutive 64-byte lines per bank, <= 2^24 [profile: 1 or 2^24]
+ *      bank_hash=0|1      XOR-fold the address bits above the bank index into
+ *                         it (permutation interleaving; power-of-two banks
+ *                         only) [profile: sca 1, supermem 0]
  *      ctr_placement=P    interleave|single|same|xbank: the bank of a counter
  *                         line -- after the data, interleaved like it; all in
  *                         the one bank where that area begins, after the

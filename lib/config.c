@@ -81,6 +81,13 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return parse_uint(src, k, v, 1, 64, &c->banks);
 	if (!strcmp(k, "bank_lines"))
 		return parse_uint(src, k, v, 1, 1u << 24, &c->bank_lines);
+	if (!strcmp(k, "bank_hash")) {
+		unsigned h;
+		int rc = parse_uint(src, k, v, 0, 1, &h);
+		if (!rc)
+			c->bank_hash = (int)h;
+		return rc;
+	}
 	if (!strcmp(k, "minor_bits"))
 		return parse_uint(src, k, v, 1, 7, &c->minor_bits);
 	if (!strcmp(k, "ctr_placement"))

@@ -23,7 +23,7 @@ static const struct profile *sca(void)
 /* model -- a fresh model of the sca profile with the given queues and banks. */
 static void model(struct timing *t, unsigned wpq_data, unsigned wpq_ctr, unsigned banks)
 {
-	tm_init(t, sca(), wpq_data, wpq_ctr, banks, 1);
+	tm_init(t, sca(), wpq_data, wpq_ctr, banks, 1, 0);
 }
 
 /* write -- tm_write into the data queue that must not stall. */
@@ -65,7 +65,8 @@ static void test_init_from_profile(void **state)
 	assert_int_equal(t.qctr.cap, 16);
 	assert_int_equal(tm_makespan(&t), 0);
 	for (unsigned b = 0; b < TM_MAX_BANKS; b++)
-		assert_int_equal(t.bank_free[b], 0);
+		assert_int_equal(tm_bank_free(&t, b), 0);
+	assert_int_equal(t.bank_fold, 0);
 	/* the profile's pipelined engine is cheaper per line than one pad */
 	assert_true(t.aes_issue > 0 && t.aes_issue < t.aes);
 }
@@ -114,14 +115,15 @@ static void test_deterministic(void **state)
 	unsigned stalls = run_sequence(&t1, a, N);
 	assert_int_equal(run_sequence(&t2, b, N), stalls);
 	assert_memory_equal(a, b, sizeof(a));
-	assert_memory_equal(t1.bank_free, t2.bank_free, sizeof(t1.bank_free));
+	for (unsigned bk = 0; bk < TM_MAX_BANKS; bk++)
+		assert_int_equal(tm_bank_free(&t1, bk), tm_bank_free(&t2, bk));
 	assert_int_equal(t1.aes_free, t2.aes_free);
 	/* the sequence did fill the queues, or it proves little */
 	assert_true(stalls > 0);
 	tm_reset(&t1);
 	assert_int_equal(t1.aes_free, 0);
 	for (unsigned bk = 0; bk < TM_MAX_BANKS; bk++)
-		assert_int_equal(t1.bank_free[bk], 0);
+		assert_int_equal(tm_bank_free(&t1, bk), 0);
 	assert_int_equal(run_sequence(&t1, c, N), stalls);
 	assert_memory_equal(a, c, sizeof(a));
 }
@@ -166,19 +168,19 @@ static void test_bank_parallelism(void **state)
 	/* banks 0 and 1 in parallel */
 	write_nostall(&t, 0, R);
 	write_nostall(&t, 1, R);
-	assert_int_equal(t.bank_free[0], R + wt);
-	assert_int_equal(t.bank_free[1], R + wt);
+	assert_int_equal(tm_bank_free(&t, 0), R + wt);
+	assert_int_equal(tm_bank_free(&t, 1), R + wt);
 	/* bank 2 twice: serialized */
 	write_nostall(&t, 2, R);
-	assert_int_equal(t.bank_free[2], R + wt);
+	assert_int_equal(tm_bank_free(&t, 2), R + wt);
 	write_nostall(&t, 2, R);
-	assert_int_equal(t.bank_free[2], R + 2 * wt);
+	assert_int_equal(tm_bank_free(&t, 2), R + 2 * wt);
 	/* each write holds its slot until it completes */
 	assert_int_equal(t.qdata.slot_free[2], R + wt);
 	assert_int_equal(t.qdata.slot_free[3], R + 2 * wt);
 	/* banks untouched stay idle */
 	for (unsigned b = 3; b < 8; b++)
-		assert_int_equal(t.bank_free[b], 0);
+		assert_int_equal(tm_bank_free(&t, b), 0);
 }
 
 /* tWTR: a read after a write on the same bank waits tWTR after the write. */
@@ -194,7 +196,7 @@ static void test_wtr(void **state)
 	/* bank 1 (no write): at once */
 	assert_int_equal(tm_read(&t, 1, R), R + rd);
 	/* read after read on bank 0: no tWTR */
-	uint64_t free0 = t.bank_free[0];
+	uint64_t free0 = tm_bank_free(&t, 0);
 	assert_int_equal(tm_read(&t, 0, R), free0 + rd);
 
 	/* a read issued after the write's end but within tWTR is still delayed */
@@ -220,11 +222,11 @@ static void test_faw(void **state)
 	const uint64_t wt = t.cwd + t.wr;
 	for (unsigned b = 0; b < 4; b++) {
 		write_nostall(&t, b, R);
-		assert_int_equal(t.bank_free[b], R + wt);
+		assert_int_equal(tm_bank_free(&t, b), R + wt);
 	}
 	/* the fifth, on an idle bank, is accepted at once but starts at R + tFAW */
 	write_nostall(&t, 4, R);
-	assert_int_equal(t.bank_free[4], R + t.faw + wt);
+	assert_int_equal(tm_bank_free(&t, 4), R + t.faw + wt);
 	/* a read is an activation too */
 	assert_int_equal(tm_read(&t, 5, R), R + t.faw + t.rcd + t.cl);
 
@@ -235,7 +237,7 @@ static void test_faw(void **state)
 	for (unsigned b = 0; b < 4; b++)
 		write_nostall(&u, b, R);
 	write_nostall(&u, 4, R + u.faw);
-	assert_int_equal(u.bank_free[4], R + u.faw + wt);
+	assert_int_equal(tm_bank_free(&u, 4), R + u.faw + wt);
 	assert_int_equal(tm_read(&u, 5, R + u.faw), R + u.faw + u.rcd + u.cl);
 }
 
