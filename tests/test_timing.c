@@ -1,4 +1,4 @@
-/* test_timing.c -- the timing model (emu/timing.c) with the sca profile: queues, banks, tWTR, tFAW, AES pipeline, determinism. */
+/* test_timing.c -- the timing model (emu/timing.c) with the sca profile: queues, banks and their calendars, tWTR, tFAW, AES pipeline, determinism. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -241,6 +241,106 @@ static void test_faw(void **state)
 	assert_int_equal(tm_read(&u, 5, R + u.faw), R + u.faw + u.rcd + u.cl);
 }
 
+/* start_of -- when the latest write into q reached its bank. */
+static uint64_t start_of(const struct tm_queue *q)
+{
+	return q->slot_start[(q->pos + q->cap - 1) % q->cap];
+}
+
+/* A request earlier in modeled time than bookings already made (a lagging
+ * core's, run later in host order) takes the gap before them, not the end
+ * of the latest booking; one that does not fit the gap goes after them. */
+static void test_calendar_backfill(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 64, 16, 8);
+	const uint64_t wt = t.cwd + t.wr, later = R + 100 * wt;
+	write_nostall(&t, 0, later); /* the leading core */
+	write_nostall(&t, 0, R);     /* the lagging core: the bank is idle then */
+	assert_int_equal(start_of(&t.qdata), R);
+	write_nostall(&t, 0, R);     /* right after it */
+	assert_int_equal(start_of(&t.qdata), R + wt);
+	/* a write that would overlap the leading core's goes after it */
+	write_nostall(&t, 0, later - wt / 2);
+	assert_int_equal(start_of(&t.qdata), later + wt);
+	assert_int_equal(tm_bank_free(&t, 0), later + 2 * wt);
+	/* a read in the gap, tWTR after the write before it */
+	assert_int_equal(tm_read(&t, 0, R + 10), R + 2 * wt + t.wtr + t.rcd + t.cl);
+	/* the same requests in time order book the same bank time */
+	struct timing u;
+	model(&u, 64, 16, 8);
+	write_nostall(&u, 0, R);
+	write_nostall(&u, 0, R);
+	assert_int_equal(tm_read(&u, 0, R + 10), R + 2 * wt + u.wtr + u.rcd + u.cl);
+}
+
+/* tFAW counts activations in modeled-time order: four later ones do not
+ * hold back an earlier request, and t_faw = 0 imposes nothing. */
+static void test_faw_time_order(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 64, 16, 8);
+	const uint64_t later = R + 100 * t.faw;
+	for (unsigned b = 0; b < 4; b++)
+		write_nostall(&t, b, later);
+	write_nostall(&t, 4, R);
+	assert_int_equal(start_of(&t.qdata), R);
+	/* a fifth in the later window still waits tFAW after the first of it */
+	write_nostall(&t, 5, later);
+	assert_int_equal(start_of(&t.qdata), later + t.faw);
+	/* and one that would make five within tFAW with later ones moves past them */
+	write_nostall(&t, 6, later - t.faw / 2);
+	assert_true(start_of(&t.qdata) > later);
+
+	struct timing u;
+	model(&u, 64, 16, 8);
+	u.faw = 0;
+	for (unsigned b = 0; b < 4; b++)
+		write_nostall(&u, b, later);
+	write_nostall(&u, 4, R);
+	assert_int_equal(start_of(&u.qdata), R);
+	for (unsigned b = 5; b < 8; b++) {
+		write_nostall(&u, b, later);
+		assert_int_equal(start_of(&u.qdata), later);
+	}
+}
+
+/* A calendar that forgets its oldest intervals keeps the bank busy until
+ * the end of what it forgot, and never books two writes at once. */
+static void test_calendar_overflow(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 256, 16, 8);
+	const uint64_t wt = t.cwd + t.wr;
+	/* 3 * TM_CAL writes with gaps between them (no merging), in time order */
+	for (unsigned i = 0; i < 3 * TM_CAL; i++) {
+		int st;
+		tm_write(&t, &t.qdata, 0, 0, R + (uint64_t)i * 2 * wt, &st);
+		assert_int_equal(start_of(&t.qdata), R + (uint64_t)i * 2 * wt);
+	}
+	assert_true(t.bank[0].n <= TM_CAL);
+	assert_true(t.bank[0].floor > R);
+	/* a request before what is remembered goes no earlier than the floor */
+	int st;
+	tm_write(&t, &t.qdata, 0, 0, R, &st);
+	uint64_t s = start_of(&t.qdata);
+	assert_true(s >= t.bank[0].floor);
+	/* and where it goes, it overlaps no other booking: one interval holds
+	 * it (its own, or one it extends), the rest are disjoint from it */
+	unsigned holding = 0;
+	for (unsigned k = 0; k < t.bank[0].n; k++) {
+		const uint64_t b = t.bank[0].start[k], e = t.bank[0].end[k];
+		if (b <= s && s + wt <= e)
+			holding++;
+		else
+			assert_true(s + wt <= b || s >= e);
+	}
+	assert_int_equal(holding, 1);
+}
+
 /* The AES engine is pipelined: pads issued together finish aes_issue apart. */
 static void test_aes_pipeline(void **state)
 {
@@ -287,6 +387,9 @@ int main(void)
 		cmocka_unit_test(test_bank_parallelism),
 		cmocka_unit_test(test_wtr),
 		cmocka_unit_test(test_faw),
+		cmocka_unit_test(test_calendar_backfill),
+		cmocka_unit_test(test_faw_time_order),
+		cmocka_unit_test(test_calendar_overflow),
 		cmocka_unit_test(test_aes_pipeline),
 		cmocka_unit_test(test_makespan),
 	};
