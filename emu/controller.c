@@ -94,7 +94,7 @@ static struct wq_entry *enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
 		*accept = at;
 		e->stat[ST_WPQ_COALESCED]++;
 	} else {
-		*accept = tm_write(&e->tm, tq, ctr_bank(e, cl), cl | TM_CTR_ADDR, at,
+		*accept = tm_write(&e->tm, core, tq, ctr_bank(e, cl), cl | TM_CTR_ADDR, at,
 				   &stalled);
 		e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
 		e->stat[ST_MEDIA_WRITES]++;
@@ -173,7 +173,7 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 				     uint64_t flags)
 {
 	int stalled;
-	uint64_t accept = tm_write(&e->tm, &e->tm.qdata, data_bank(e, line), line, at,
+	uint64_t accept = tm_write(&e->tm, core, &e->tm.qdata, data_bank(e, line), line, at,
 				   &stalled);
 	e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
 	count_data_write(e, line, e->design->ca == CA_COLOCATED ? EMU_LINE + 8 : EMU_LINE);
@@ -236,7 +236,7 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 		struct cc_way *way = e->cc.last;
 		e->stat[ST_CC_MISSES]++;
 		e->stat[ST_MEDIA_READS]++;
-		tm_read(&e->tm, ctr_bank(e, cl), t);
+		tm_read(&e->tm, core, ctr_bank(e, cl), t);
 		if (victim_dirty) {
 			uint64_t acc;
 			e->stat[ST_CC_EVICTIONS]++;
@@ -476,7 +476,7 @@ static void write_run(struct emu *e, unsigned core, const uint64_t *line,
 		for (unsigned i = 0; i < n; i++)
 			cur[line[i]] = ctr[i];
 	}
-	uint64_t accept = tm_write_n(&e->tm, &e->tm.qdata, bank, line, t_pad, n, &stalls);
+	uint64_t accept = tm_write_n(&e->tm, core, &e->tm.qdata, bank, line, t_pad, n, &stalls);
 	e->stat[ST_WPQ_STALLS] += stalls;
 	e->stat[ST_MEDIA_WRITES] += n;
 	e->stat[ST_MEDIA_WRITES_LOG] += in_log;
@@ -535,7 +535,7 @@ static void write_pairs(struct emu *e, unsigned core, const uint64_t *line,
 		in_log += line[i] - log_first < log_n; /* as count_data_write */
 	}
 	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
-	uint64_t accept = tm_write_pairs(&e->tm, tq, &e->tm.qdata, cbank, caddr, t_ctr,
+	uint64_t accept = tm_write_pairs(&e->tm, core, tq, &e->tm.qdata, cbank, caddr, t_ctr,
 					 dbank, line, t_pad, n, &stalls);
 	e->stat[ST_WPQ_STALLS] += stalls;
 	e->stat[ST_MEDIA_WRITES] += 2 * (uint64_t)n;

@@ -123,17 +123,9 @@ struct tm_cal {
 	uint64_t floor;
 };
 
-/* The latest row activations of all banks, in time order, for tFAW; a full
- * record forgets its older half, and none may be placed before floor. */
-#define TM_ACT 1024
-struct tm_acts {
-	uint64_t at[TM_ACT];
-	unsigned n;
-	uint64_t floor;
-};
-
 struct timing {
 	uint64_t rcd, cl, cwd, faw, wtr, wr, aes, aes_issue, cc_hit, issue; /* ps */
+	uint64_t min_req; /* the shortest bank request: no calendar gap below it is of use */
 	unsigned banks, bank_mask; /* mask: banks - 1 if a power of two, else 0 */
 	unsigned bank_lines;       /* consecutive lines per bank */
 	int bank_shift;            /* log2(bank_lines) if a power of two, else -1 */
@@ -141,7 +133,8 @@ struct timing {
 	unsigned bank_fold;        /* bank_hash: the first XOR-fold shift (0: no hash) */
 	int wpq_shared;            /* counter writes take data queue slots */
 	struct tm_cal bank[TM_MAX_BANKS];
-	struct tm_acts act;
+	uint64_t act[EMU_MAX_CORES][4]; /* each core's last four activations (tFAW) */
+	uint8_t act_pos[EMU_MAX_CORES];
 	uint64_t aes_free;
 	struct tm_queue qdata, qctr;
 	uint64_t clock[EMU_MAX_CORES];
@@ -154,18 +147,18 @@ void tm_reset(struct timing *t);
 /* Modeled time at which a pad for a request ready at time t is done. */
 uint64_t tm_aes(struct timing *t, uint64_t ready);
 /* Enqueue a write to bank at time ready; returns acceptance time; *stalled. */
-uint64_t tm_write(struct timing *t, struct tm_queue *q, unsigned bank,
+uint64_t tm_write(struct timing *t, unsigned core, struct tm_queue *q, unsigned bank,
 		  uint64_t addr, uint64_t ready, int *stalled);
 /* n writes into q in order, as n tm_write calls; the latest acceptance
  * (banks are 16-bit: TM_MAX_BANKS fits). */
 _Static_assert(TM_MAX_BANKS <= UINT16_MAX, "a bank number fits 16 bits");
-uint64_t tm_write_n(struct timing *t, struct tm_queue *q, const uint16_t *bank,
+uint64_t tm_write_n(struct timing *t, unsigned core, struct tm_queue *q, const uint16_t *bank,
 		    const uint64_t *addr, const uint64_t *ready, unsigned n,
 		    uint64_t *stalls);
 /* n counter-atomic pairs (counter write into qc, then data write into qd,
  * ready at the later of its pad and its partner's acceptance), as 2n
  * tm_write calls; the latest acceptance. */
-uint64_t tm_write_pairs(struct timing *t, struct tm_queue *qc, struct tm_queue *qd,
+uint64_t tm_write_pairs(struct timing *t, unsigned core, struct tm_queue *qc, struct tm_queue *qd,
 			const uint16_t *cbank, const uint64_t *caddr,
 			const uint64_t *cready, const uint16_t *dbank,
 			const uint64_t *daddr, const uint64_t *dready, unsigned n,
@@ -174,7 +167,7 @@ uint64_t tm_write_pairs(struct timing *t, struct tm_queue *qc, struct tm_queue *
 int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
 	      uint64_t at);
 /* A read from bank issued at time t; returns when data is there. */
-uint64_t tm_read(struct timing *t, unsigned bank, uint64_t at);
+uint64_t tm_read(struct timing *t, unsigned core, unsigned bank, uint64_t at);
 uint64_t tm_makespan(const struct timing *t);
 /* when bank b's latest booked request ends (0: none) */
 uint64_t tm_bank_free(const struct timing *t, unsigned b);

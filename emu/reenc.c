@@ -92,14 +92,14 @@ static int reenc_todo(const struct emu *e, uint64_t l)
  * banks ahead of the page's writes (which drain through the write queue
  * behind them).  Returns the time the last pad is ready.
  */
-static uint64_t reenc_timing(struct emu *e, uint64_t first, uint64_t t,
+static uint64_t reenc_timing(struct emu *e, unsigned core, uint64_t first, uint64_t t,
 			     uint64_t t_pad[64])
 {
 	uint64_t t_done = t;
 	for (uint64_t l = first; l < first + 64; l++) {
 		if (!reenc_todo(e, l))
 			continue;
-		uint64_t t_read = tm_read(&e->tm, ctrl_data_bank(e, l), t);
+		uint64_t t_read = tm_read(&e->tm, core, ctrl_data_bank(e, l), t);
 		t_pad[l % 64] = tm_aes(&e->tm, t_read);
 		t_done = max64(t_done, t_pad[l % 64]);
 	}
@@ -111,7 +111,7 @@ static int reenc_finish(struct emu *e, unsigned core, uint64_t page)
 {
 	uint64_t first = page * 64, t_pad[64], acc;
 	uint64_t newctr = (e->rsr->old_major + 1) << e->minor_bits;
-	uint64_t t_done = reenc_timing(e, first, e->tm.clock[core], t_pad);
+	uint64_t t_done = reenc_timing(e, core, first, e->tm.clock[core], t_pad);
 	int saved_direct = e->direct;
 	e->direct = 0; /* every line through the queue, as an RSR entry */
 	for (uint64_t l = first; l < first + 64; l++) {

@@ -30,7 +30,7 @@ static void model(struct timing *t, unsigned wpq_data, unsigned wpq_ctr, unsigne
 static uint64_t write_nostall(struct timing *t, unsigned bank, uint64_t ready)
 {
 	int stalled = -1;
-	uint64_t acc = tm_write(t, &t->qdata, bank, 0, ready, &stalled);
+	uint64_t acc = tm_write(t, 0, &t->qdata, bank, 0, ready, &stalled);
 	assert_int_equal(stalled, 0);
 	assert_int_equal(acc, ready);
 	return acc;
@@ -84,15 +84,15 @@ static unsigned run_sequence(struct timing *t, uint64_t *out, unsigned n)
 		int stalled = -1;
 		switch ((x >> 8) % 4) {
 		case 0:
-			out[i] = tm_write(t, &t->qdata, bank, 0, now, &stalled) * 2 + (uint64_t)stalled;
+			out[i] = tm_write(t, 0, &t->qdata, bank, 0, now, &stalled) * 2 + (uint64_t)stalled;
 			stalls += (unsigned)stalled;
 			break;
 		case 1:
-			out[i] = tm_write(t, &t->qctr, bank, 0, now, &stalled) * 2 + (uint64_t)stalled;
+			out[i] = tm_write(t, 0, &t->qctr, bank, 0, now, &stalled) * 2 + (uint64_t)stalled;
 			stalls += (unsigned)stalled;
 			break;
 		case 2:
-			out[i] = tm_read(t, bank, now);
+			out[i] = tm_read(t, 0, bank, now);
 			break;
 		default:
 			out[i] = tm_aes(t, now);
@@ -139,17 +139,17 @@ static void test_full_queue_stalls(void **state)
 	write_nostall(&t, 0, R);
 	/* both slots are taken until the writes complete at R+wt and R+2wt */
 	int stalled = -1;
-	uint64_t acc = tm_write(&t, &t.qdata, 1, 0, R, &stalled);
+	uint64_t acc = tm_write(&t, 0, &t.qdata, 1, 0, R, &stalled);
 	assert_int_equal(stalled, 1);
 	assert_int_equal(acc, R + wt);
 	assert_true(acc > R);
 	stalled = -1;
-	acc = tm_write(&t, &t.qdata, 2, 0, R + 10, &stalled);
+	acc = tm_write(&t, 0, &t.qdata, 2, 0, R + 10, &stalled);
 	assert_int_equal(stalled, 1);
 	assert_int_equal(acc, R + 2 * wt);
 	/* the counter queue is separate: not full */
 	stalled = -1;
-	acc = tm_write(&t, &t.qctr, 3, 0, R, &stalled);
+	acc = tm_write(&t, 0, &t.qctr, 3, 0, R, &stalled);
 	assert_int_equal(stalled, 0);
 	assert_int_equal(acc, R);
 	/* a write ready after its slot freed is accepted at once */
@@ -192,12 +192,12 @@ static void test_wtr(void **state)
 	const uint64_t wt = t.cwd + t.wr, rd = t.rcd + t.cl;
 	write_nostall(&t, 0, R);
 	/* bank 0: after the write completes, plus tWTR */
-	assert_int_equal(tm_read(&t, 0, R), R + wt + t.wtr + rd);
+	assert_int_equal(tm_read(&t, 0, 0, R), R + wt + t.wtr + rd);
 	/* bank 1 (no write): at once */
-	assert_int_equal(tm_read(&t, 1, R), R + rd);
+	assert_int_equal(tm_read(&t, 0, 1, R), R + rd);
 	/* read after read on bank 0: no tWTR */
 	uint64_t free0 = tm_bank_free(&t, 0);
-	assert_int_equal(tm_read(&t, 0, R), free0 + rd);
+	assert_int_equal(tm_read(&t, 0, 0, R), free0 + rd);
 
 	/* a read issued after the write's end but within tWTR is still delayed */
 	struct timing u;
@@ -205,12 +205,12 @@ static void test_wtr(void **state)
 	write_nostall(&u, 5, R);
 	uint64_t end = R + wt;
 	assert_true(u.wtr > 1);
-	assert_int_equal(tm_read(&u, 5, end + 1), end + u.wtr + rd);
+	assert_int_equal(tm_read(&u, 0, 5, end + 1), end + u.wtr + rd);
 	/* and one issued after end + tWTR is not */
 	struct timing v;
 	model(&v, 64, 16, 8);
 	write_nostall(&v, 5, R);
-	assert_int_equal(tm_read(&v, 5, end + v.wtr + 7), end + v.wtr + 7 + rd);
+	assert_int_equal(tm_read(&v, 0, 5, end + v.wtr + 7), end + v.wtr + 7 + rd);
 }
 
 /* tFAW: a fifth activation waits until tFAW after the first of the last four. */
@@ -228,7 +228,7 @@ static void test_faw(void **state)
 	write_nostall(&t, 4, R);
 	assert_int_equal(tm_bank_free(&t, 4), R + t.faw + wt);
 	/* a read is an activation too */
-	assert_int_equal(tm_read(&t, 5, R), R + t.faw + t.rcd + t.cl);
+	assert_int_equal(tm_read(&t, 0, 5, R), R + t.faw + t.rcd + t.cl);
 
 	/* control: four activations in a window do not wait, and a fifth at
 	 * the window's end does not either */
@@ -238,13 +238,23 @@ static void test_faw(void **state)
 		write_nostall(&u, b, R);
 	write_nostall(&u, 4, R + u.faw);
 	assert_int_equal(tm_bank_free(&u, 4), R + u.faw + wt);
-	assert_int_equal(tm_read(&u, 5, R + u.faw), R + u.faw + u.rcd + u.cl);
+	assert_int_equal(tm_read(&u, 0, 5, R + u.faw), R + u.faw + u.rcd + u.cl);
 }
 
 /* start_of -- when the latest write into q reached its bank. */
 static uint64_t start_of(const struct tm_queue *q)
 {
 	return q->slot_start[(q->pos + q->cap - 1) % q->cap];
+}
+
+/* write_by -- tm_write of core into the data queue that must not stall;
+ * returns when it reached its bank. */
+static uint64_t write_by(struct timing *t, unsigned core, unsigned bank, uint64_t ready)
+{
+	int stalled = -1;
+	assert_int_equal(tm_write(t, core, &t->qdata, bank, 0, ready, &stalled), ready);
+	assert_int_equal(stalled, 0);
+	return start_of(&t->qdata);
 }
 
 /* A request earlier in modeled time than bookings already made (a lagging
@@ -256,55 +266,45 @@ static void test_calendar_backfill(void **state)
 	struct timing t;
 	model(&t, 64, 16, 8);
 	const uint64_t wt = t.cwd + t.wr, later = R + 100 * wt;
-	write_nostall(&t, 0, later); /* the leading core */
-	write_nostall(&t, 0, R);     /* the lagging core: the bank is idle then */
-	assert_int_equal(start_of(&t.qdata), R);
-	write_nostall(&t, 0, R);     /* right after it */
-	assert_int_equal(start_of(&t.qdata), R + wt);
+	assert_int_equal(write_by(&t, 1, 0, later), later); /* the leading core */
+	assert_int_equal(write_by(&t, 0, 0, R), R); /* the lagging core: the bank is idle then */
+	assert_int_equal(write_by(&t, 0, 0, R), R + wt); /* right after it */
 	/* a write that would overlap the leading core's goes after it */
-	write_nostall(&t, 0, later - wt / 2);
-	assert_int_equal(start_of(&t.qdata), later + wt);
+	assert_int_equal(write_by(&t, 0, 0, later - wt / 2), later + wt);
 	assert_int_equal(tm_bank_free(&t, 0), later + 2 * wt);
 	/* a read in the gap, tWTR after the write before it */
-	assert_int_equal(tm_read(&t, 0, R + 10), R + 2 * wt + t.wtr + t.rcd + t.cl);
+	assert_int_equal(tm_read(&t, 0, 0, R + 10), R + 2 * wt + t.wtr + t.rcd + t.cl);
 	/* the same requests in time order book the same bank time */
 	struct timing u;
 	model(&u, 64, 16, 8);
-	write_nostall(&u, 0, R);
-	write_nostall(&u, 0, R);
-	assert_int_equal(tm_read(&u, 0, R + 10), R + 2 * wt + u.wtr + u.rcd + u.cl);
+	write_by(&u, 0, 0, R);
+	write_by(&u, 0, 0, R);
+	assert_int_equal(tm_read(&u, 0, 0, R + 10), R + 2 * wt + u.wtr + u.rcd + u.cl);
 }
 
-/* tFAW counts activations in modeled-time order: four later ones do not
- * hold back an earlier request, and t_faw = 0 imposes nothing. */
-static void test_faw_time_order(void **state)
+/* tFAW counts each core's activations in issue order: another core's
+ * later ones do not hold back an earlier request, a core's own fifth waits
+ * tFAW after the first of its last four, and t_faw = 0 imposes nothing. */
+static void test_faw_per_core(void **state)
 {
 	(void)state;
 	struct timing t;
 	model(&t, 64, 16, 8);
 	const uint64_t later = R + 100 * t.faw;
 	for (unsigned b = 0; b < 4; b++)
-		write_nostall(&t, b, later);
-	write_nostall(&t, 4, R);
-	assert_int_equal(start_of(&t.qdata), R);
-	/* a fifth in the later window still waits tFAW after the first of it */
-	write_nostall(&t, 5, later);
-	assert_int_equal(start_of(&t.qdata), later + t.faw);
-	/* and one that would make five within tFAW with later ones moves past them */
-	write_nostall(&t, 6, later - t.faw / 2);
-	assert_true(start_of(&t.qdata) > later);
+		assert_int_equal(write_by(&t, 1, b, later), later);
+	assert_int_equal(write_by(&t, 0, 4, R), R);
+	assert_int_equal(write_by(&t, 1, 5, later), later + t.faw);
 
 	struct timing u;
 	model(&u, 64, 16, 8);
 	u.faw = 0;
 	for (unsigned b = 0; b < 4; b++)
-		write_nostall(&u, b, later);
-	write_nostall(&u, 4, R);
-	assert_int_equal(start_of(&u.qdata), R);
-	for (unsigned b = 5; b < 8; b++) {
-		write_nostall(&u, b, later);
-		assert_int_equal(start_of(&u.qdata), later);
-	}
+		assert_int_equal(write_by(&u, 0, b, later), later);
+	/* (a check of "at < fourth-last + tFAW" held it at the fourth-last) */
+	assert_int_equal(write_by(&u, 0, 4, R), R);
+	for (unsigned b = 5; b < 8; b++)
+		assert_int_equal(write_by(&u, 0, b, later), later);
 }
 
 /* A calendar that forgets its oldest intervals keeps the bank busy until
@@ -318,14 +318,14 @@ static void test_calendar_overflow(void **state)
 	/* 3 * TM_CAL writes with gaps between them (no merging), in time order */
 	for (unsigned i = 0; i < 3 * TM_CAL; i++) {
 		int st;
-		tm_write(&t, &t.qdata, 0, 0, R + (uint64_t)i * 2 * wt, &st);
+		tm_write(&t, 0, &t.qdata, 0, 0, R + (uint64_t)i * 2 * wt, &st);
 		assert_int_equal(start_of(&t.qdata), R + (uint64_t)i * 2 * wt);
 	}
 	assert_true(t.bank[0].n <= TM_CAL);
 	assert_true(t.bank[0].floor > R);
 	/* a request before what is remembered goes no earlier than the floor */
 	int st;
-	tm_write(&t, &t.qdata, 0, 0, R, &st);
+	tm_write(&t, 0, &t.qdata, 0, 0, R, &st);
 	uint64_t s = start_of(&t.qdata);
 	assert_true(s >= t.bank[0].floor);
 	/* and where it goes, it overlaps no other booking: one interval holds
@@ -388,7 +388,7 @@ int main(void)
 		cmocka_unit_test(test_wtr),
 		cmocka_unit_test(test_faw),
 		cmocka_unit_test(test_calendar_backfill),
-		cmocka_unit_test(test_faw_time_order),
+		cmocka_unit_test(test_faw_per_core),
 		cmocka_unit_test(test_calendar_overflow),
 		cmocka_unit_test(test_aes_pipeline),
 		cmocka_unit_test(test_makespan),
