@@ -32,8 +32,16 @@ static inline unsigned bank_of(const struct emu *e, uint64_t addr)
 					      : addr / e->tm.bank_lines;
 	if (e->tm.bank_fold) { /* low bank_bits bits: XOR of every bank_bits-bit group */
 		const unsigned b = e->tm.bank_bits;
-		for (unsigned s = e->tm.bank_fold; s >= b; s /= 2)
-			unit ^= unit >> s;
+		if (b == 3) { /* 8 banks, the profiles' */
+			unit ^= unit >> 48;
+			unit ^= unit >> 24;
+			unit ^= unit >> 12;
+			unit ^= unit >> 6;
+			unit ^= unit >> 3;
+		} else {
+			for (unsigned s = e->tm.bank_fold; s >= b; s /= 2)
+				unit ^= unit >> s;
+		}
 	}
 	return (unsigned)(e->tm.bank_mask ? unit & e->tm.bank_mask : unit % e->tm.banks);
 }

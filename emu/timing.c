@@ -105,15 +105,15 @@ static inline void cal_make_room(struct tm_cal *c)
 /*
  * cal_find -- the earliest start at or after at of a request that holds the
  * resource for len; *pos is where it goes in the calendar.  wtr: the gap a
- * read keeps after a write (0 for writes).  Requests at or after the latest
- * booking's start find their place at the end at once; others search.
+ * read keeps after a write (0 for writes).  A request that cannot end
+ * before the latest booking starts goes after it at once; others search.
  */
-static inline uint64_t cal_find(const struct tm_cal *c, uint64_t at, uint64_t len,
+static inline __attribute__((always_inline)) uint64_t cal_find(const struct tm_cal *c, uint64_t at, uint64_t len,
 				uint64_t wtr, unsigned *pos)
 {
 	at = max64(at, c->floor);
 	unsigned n = c->n;
-	if (n == 0 || at >= c->start[n - 1]) {
+	if (n == 0 || at + len > c->start[n - 1]) { /* no room before the latest booking */
 		if (n > 0)
 			at = max64(at, c->end[n - 1] + ((c->writes >> (n - 1) & 1) ? wtr : 0));
 		*pos = n;
@@ -139,7 +139,7 @@ static inline uint64_t cal_find(const struct tm_cal *c, uint64_t at, uint64_t le
  * joins the interval before and after it across such gaps (the joined
  * interval is a write, for tWTR, if its last part is).
  */
-static inline void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end,
+static inline __attribute__((always_inline)) void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end,
 			      int write, uint64_t min)
 {
 	const uint64_t w = write != 0;
@@ -224,7 +224,7 @@ static inline __attribute__((always_inline)) uint64_t book(struct timing *t, uns
  * frees when the write completes.  *pos is q's next slot (q->pos, held by
  * the caller).
  */
-static inline uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q,
+static inline __attribute__((always_inline)) uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q,
 				  unsigned *pos,
 				  uint64_t busy, unsigned bank, uint64_t addr, uint64_t ready,
 				  int *stalled)
