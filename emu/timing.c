@@ -179,23 +179,23 @@ static inline __attribute__((always_inline)) void cal_insert(struct tm_cal *c, u
 
 /*
  * faw_check -- the earliest activation of core's at or after at that keeps
- * tFAW after the first of that core's last four (in issue order).  Each
- * core's own activations are counted: a shared record in host order would
- * hold a lagging core's requests behind a leading core's later ones, and
- * one kept in modeled-time order cost 40 % of the runtime's instructions.
- * Across cores tFAW is not enforced (eight banks at tCWD + tWR = 313 ns
- * allow at most 1.3 activations per tFAW on average).
+ * tFAW after the first of that core's last four (in issue order): act holds
+ * for each of them the time tFAW later (0 with t_faw = 0).  Each core's own
+ * activations are counted: a shared record in host order would hold a
+ * lagging core's requests behind a leading core's later ones, and one kept
+ * in modeled-time order cost 40 % of the runtime's instructions.  Across
+ * cores tFAW is not enforced (eight banks at tCWD + tWR = 313 ns allow at
+ * most 1.3 activations per tFAW on average).
  */
 static inline uint64_t faw_check(const struct timing *t, unsigned core, uint64_t at)
 {
-	uint64_t oldest = t->act[core][t->act_pos[core]];
-	return t->faw && oldest && at < oldest + t->faw ? oldest + t->faw : at;
+	return max64(at, t->act[core][t->act_pos[core]]);
 }
 
 /* faw_record -- core activated a row at time at. */
 static inline void faw_record(struct timing *t, unsigned core, uint64_t at)
 {
-	t->act[core][t->act_pos[core]] = at ? at : 1; /* 0: none yet */
+	t->act[core][t->act_pos[core]] = t->faw ? at + t->faw : 0;
 	t->act_pos[core] = (uint8_t)((t->act_pos[core] + 1) & 3);
 }
 
