@@ -133,7 +133,7 @@ struct timing {
 	unsigned bank_fold;        /* bank_hash: the first XOR-fold shift (0: no hash) */
 	int wpq_shared;            /* counter writes take data queue slots */
 	struct tm_cal bank[TM_MAX_BANKS];
-	uint64_t act[EMU_MAX_CORES][4]; /* each core's last four activations + tFAW */
+	uint64_t act[EMU_MAX_CORES][4]; /* each core's last four activations (tFAW) */
 	uint8_t act_pos[EMU_MAX_CORES];
 	uint64_t aes_free;
 	struct tm_queue qdata, qctr;

@@ -228,7 +228,11 @@ static void test_faw(void **state)
 	write_nostall(&t, 4, R);
 	assert_int_equal(tm_bank_free(&t, 4), R + t.faw + wt);
 	/* a read is an activation too */
-	assert_int_equal(tm_read(&t, 0, 5, R), R + t.faw + t.rcd + t.cl);
+	struct timing r;
+	model(&r, 64, 16, 8);
+	for (unsigned b = 0; b < 4; b++)
+		write_nostall(&r, b, R);
+	assert_int_equal(tm_read(&r, 0, 5, R), R + r.faw + r.rcd + r.cl);
 
 	/* control: four activations in a window do not wait, and a fifth at
 	 * the window's end does not either */
@@ -282,9 +286,10 @@ static void test_calendar_backfill(void **state)
 	assert_int_equal(tm_read(&u, 0, 0, R + 10), R + 2 * wt + u.wtr + u.rcd + u.cl);
 }
 
-/* tFAW counts each core's activations in issue order: another core's
- * later ones do not hold back an earlier request, a core's own fifth waits
- * tFAW after the first of its last four, and t_faw = 0 imposes nothing. */
+/* tFAW counts each core's own last four activations: another core's do not
+ * hold back a request, a core's own fifth within tFAW of them waits tFAW
+ * after the earliest, one earlier than all four does not wait, and
+ * t_faw = 0 imposes nothing. */
 static void test_faw_per_core(void **state)
 {
 	(void)state;
@@ -295,6 +300,19 @@ static void test_faw_per_core(void **state)
 		assert_int_equal(write_by(&t, 1, b, later), later);
 	assert_int_equal(write_by(&t, 0, 4, R), R);
 	assert_int_equal(write_by(&t, 1, 5, later), later + t.faw);
+	/* the four are taken in time order: a core's request earlier than its
+	 * own four (its bank idle while theirs had backlogs) is not held back */
+	struct timing v;
+	model(&v, 64, 16, 8);
+	for (unsigned b = 0; b < 4; b++)
+		assert_int_equal(write_by(&v, 0, b, later + b * 2 * t.faw), later + b * 2 * t.faw);
+	assert_int_equal(write_by(&v, 0, 4, R), R);
+	/* ... but one among them is: the four latest with it within tFAW */
+	struct timing w;
+	model(&w, 64, 16, 8);
+	for (unsigned b = 0; b < 4; b++)
+		write_by(&w, 0, b, later + b);
+	assert_int_equal(write_by(&w, 0, 4, later + 1), later + w.faw);
 
 	struct timing u;
 	model(&u, 64, 16, 8);
