@@ -13,6 +13,8 @@
 
 #include <spm.h>
 
+#include "test_files.h"
+
 #define POOL_SIZE (32u << 20)
 #define REGION (256u << 10) /* each core's data */
 #define MAX_CORES 8
@@ -24,17 +26,6 @@ static void pool_path(char *buf, size_t n, const char *tag)
 	if (!dir || !*dir)
 		dir = "/tmp";
 	snprintf(buf, n, "%s/mc-%ld-%s", dir, (long)getpid(), tag);
-}
-
-/* remove_pool -- delete path, path.meta and path.key. */
-static void remove_pool(const char *path)
-{
-	char buf[4200];
-	unlink(path);
-	snprintf(buf, sizeof(buf), "%s.meta", path);
-	unlink(buf);
-	snprintf(buf, sizeof(buf), "%s.key", path);
-	unlink(buf);
 }
 
 /* core_clock -- core i's modeled clock. */
@@ -70,7 +61,7 @@ static uint64_t run(const char *design, unsigned cores, uint64_t work_ns, unsign
 {
 	char path[4096], opts[64];
 	pool_path(path, sizeof(path), design);
-	remove_pool(path);
+	remove_pool_files(path);
 	snprintf(opts, sizeof(opts), "design=%s", design);
 	spm_pool *p = NULL;
 	if (spm_create(&p, path, POOL_SIZE, opts) != 0)
@@ -100,7 +91,7 @@ static uint64_t run(const char *design, unsigned cores, uint64_t work_ns, unsign
 	uint64_t t = 0;
 	assert_int_equal(spm_stat(p, "time.modeled_ns", &t), 0);
 	assert_int_equal(spm_close(p), 0);
-	remove_pool(path);
+	remove_pool_files(path);
 	return t;
 }
 
