@@ -188,6 +188,8 @@ static const struct bad bad_cases[] = {
 	{"wpq_ctr=100000", NULL, SPM_E_OPTION, "wpq_ctr", 0},
 	{"banks=0", NULL, SPM_E_OPTION, "banks", 0},
 	{"banks=65", NULL, SPM_E_OPTION, "banks", 0},
+	{"bank_hash=2", NULL, SPM_E_OPTION, "bank_hash", 0},
+	{"bank_hash=yes", NULL, SPM_E_OPTION, "bank_hash", 0},
 	{"aes_bits=192", NULL, SPM_E_OPTION, "aes_bits", 0},
 	{"aes_bits=0", NULL, SPM_E_OPTION, "aes_bits", 0},
 	{"aes_bits=512", NULL, SPM_E_OPTION, "aes_bits", 0},
@@ -707,6 +709,10 @@ static void test_values_take_effect(void **state)
 	uint64_t b1 = run_workload("fx", "banks=1", "time.modeled_ns");
 	uint64_t b8 = run_workload("fx", "banks=8", "time.modeled_ns");
 	assert_true(b1 > b8);
+	/* the bank hash: a 9-line stride meets other banks in another order */
+	uint64_t h0 = run_workload("fx", "bank_hash=0", "time.modeled_ns");
+	uint64_t h1 = run_workload("fx", "bank_hash=1", "time.modeled_ns");
+	assert_true(h0 != h1);
 	/* the profile */
 	uint64_t psca = run_workload("fx", "profile=sca", "time.modeled_ns");
 	uint64_t psm = run_workload("fx", "profile=supermem", "time.modeled_ns");
