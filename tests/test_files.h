@@ -1,7 +1,8 @@
 /*
- * test_files.h -- file helpers the bad-input tests share: read a whole file
- * (slurp), write one (spit), remove a pool's three files (remove_pool_files).
- * Include after <cmocka.h>: failures are cmocka assertions.
+ * test_files.h -- file helpers the tests share: read a whole file (slurp),
+ * write one (spit), remove a pool's three files (remove_pool_files), create
+ * a pool where none was (fresh_pool).  Include after <cmocka.h>: failures
+ * are cmocka assertions.
  */
 #ifndef SPM_TEST_FILES_H
 #define SPM_TEST_FILES_H 1
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include <spm.h>
 
 /* slurp -- the whole file at p, malloc'd; its size in *len. */
 static inline uint8_t *slurp(const char *p, size_t *len)
@@ -48,6 +51,18 @@ static inline void remove_pool_files(const char *path)
 			abort();
 		unlink(buf);
 	}
+}
+
+/* fresh_pool -- a new pool at path (its old files removed) of size bytes
+ * with options opts; the test fails if spm_create does. */
+static inline spm_pool *fresh_pool(const char *path, size_t size, const char *opts)
+{
+	remove_pool_files(path);
+	spm_pool *p = NULL;
+	int rc = spm_create(&p, path, size, opts);
+	if (rc != 0)
+		fail_msg("spm_create %s (%s): %d %s", path, opts ? opts : "", rc, spm_errormsg());
+	return p;
 }
 
 #endif

@@ -61,11 +61,8 @@ static uint64_t run(const char *design, unsigned cores, uint64_t work_ns, unsign
 {
 	char path[4096], opts[64];
 	pool_path(path, sizeof(path), design);
-	remove_pool_files(path);
 	snprintf(opts, sizeof(opts), "design=%s", design);
-	spm_pool *p = NULL;
-	if (spm_create(&p, path, POOL_SIZE, opts) != 0)
-		fail_msg("spm_create %s: %s", design, spm_errormsg());
+	spm_pool *p = fresh_pool(path, POOL_SIZE, opts);
 	uint8_t *root = spm_root(p, (size_t)REGION * MAX_CORES);
 	assert_non_null(root);
 	spm_stat_reset(p);

@@ -26,14 +26,20 @@ static void model(struct timing *t, unsigned wpq_data, unsigned wpq_ctr, unsigne
 	tm_init(t, sca(), wpq_data, wpq_ctr, banks, 1, 0);
 }
 
-/* write -- tm_write into the data queue that must not stall. */
-static uint64_t write_nostall(struct timing *t, unsigned bank, uint64_t ready)
+/* start_of -- when the latest write into q reached its bank. */
+static uint64_t start_of(const struct tm_queue *q)
+{
+	return q->slot_start[(q->pos + q->cap - 1) % q->cap];
+}
+
+/* write_by -- tm_write of core into the data queue that must not stall;
+ * returns when it reached its bank. */
+static uint64_t write_by(struct timing *t, unsigned core, unsigned bank, uint64_t ready)
 {
 	int stalled = -1;
-	uint64_t acc = tm_write(t, 0, &t->qdata, bank, 0, ready, &stalled);
+	assert_int_equal(tm_write(t, core, &t->qdata, bank, 0, ready, &stalled), ready);
 	assert_int_equal(stalled, 0);
-	assert_int_equal(acc, ready);
-	return acc;
+	return start_of(&t->qdata);
 }
 
 /* ps_of -- the profile's nanoseconds in picoseconds. */
@@ -135,8 +141,8 @@ static void test_full_queue_stalls(void **state)
 	struct timing t;
 	model(&t, 2, 16, 8);
 	const uint64_t wt = t.cwd + t.wr;
-	write_nostall(&t, 0, R);
-	write_nostall(&t, 0, R);
+	write_by(&t, 0, 0, R);
+	write_by(&t, 0, 0, R);
 	/* both slots are taken until the writes complete at R+wt and R+2wt */
 	int stalled = -1;
 	uint64_t acc = tm_write(&t, 0, &t.qdata, 1, 0, R, &stalled);
@@ -154,7 +160,7 @@ static void test_full_queue_stalls(void **state)
 	assert_int_equal(acc, R);
 	/* a write ready after its slot freed is accepted at once */
 	uint64_t later = t.qdata.slot_free[t.qdata.pos] + 1;
-	write_nostall(&t, 4, later);
+	write_by(&t, 0, 4, later);
 }
 
 /* Writes to different banks overlap; writes to one bank are tCWD+tWR apart. */
@@ -166,14 +172,14 @@ static void test_bank_parallelism(void **state)
 	const uint64_t wt = t.cwd + t.wr;
 	assert_int_equal(wt, ps_of(sca()->t_cwd) + ps_of(sca()->t_wr));
 	/* banks 0 and 1 in parallel */
-	write_nostall(&t, 0, R);
-	write_nostall(&t, 1, R);
+	write_by(&t, 0, 0, R);
+	write_by(&t, 0, 1, R);
 	assert_int_equal(tm_bank_free(&t, 0), R + wt);
 	assert_int_equal(tm_bank_free(&t, 1), R + wt);
 	/* bank 2 twice: serialized */
-	write_nostall(&t, 2, R);
+	write_by(&t, 0, 2, R);
 	assert_int_equal(tm_bank_free(&t, 2), R + wt);
-	write_nostall(&t, 2, R);
+	write_by(&t, 0, 2, R);
 	assert_int_equal(tm_bank_free(&t, 2), R + 2 * wt);
 	/* each write holds its slot until it completes */
 	assert_int_equal(t.qdata.slot_free[2], R + wt);
@@ -190,7 +196,7 @@ static void test_wtr(void **state)
 	struct timing t;
 	model(&t, 64, 16, 8);
 	const uint64_t wt = t.cwd + t.wr, rd = t.rcd + t.cl;
-	write_nostall(&t, 0, R);
+	write_by(&t, 0, 0, R);
 	/* bank 0: after the write completes, plus tWTR */
 	assert_int_equal(tm_read(&t, 0, 0, R), R + wt + t.wtr + rd);
 	/* bank 1 (no write): at once */
@@ -202,14 +208,14 @@ static void test_wtr(void **state)
 	/* a read issued after the write's end but within tWTR is still delayed */
 	struct timing u;
 	model(&u, 64, 16, 8);
-	write_nostall(&u, 5, R);
+	write_by(&u, 0, 5, R);
 	uint64_t end = R + wt;
 	assert_true(u.wtr > 1);
 	assert_int_equal(tm_read(&u, 0, 5, end + 1), end + u.wtr + rd);
 	/* and one issued after end + tWTR is not */
 	struct timing v;
 	model(&v, 64, 16, 8);
-	write_nostall(&v, 5, R);
+	write_by(&v, 0, 5, R);
 	assert_int_equal(tm_read(&v, 0, 5, end + v.wtr + 7), end + v.wtr + 7 + rd);
 }
 
@@ -221,17 +227,17 @@ static void test_faw(void **state)
 	model(&t, 64, 16, 8);
 	const uint64_t wt = t.cwd + t.wr;
 	for (unsigned b = 0; b < 4; b++) {
-		write_nostall(&t, b, R);
+		write_by(&t, 0, b, R);
 		assert_int_equal(tm_bank_free(&t, b), R + wt);
 	}
 	/* the fifth, on an idle bank, is accepted at once but starts at R + tFAW */
-	write_nostall(&t, 4, R);
+	write_by(&t, 0, 4, R);
 	assert_int_equal(tm_bank_free(&t, 4), R + t.faw + wt);
 	/* a read is an activation too */
 	struct timing r;
 	model(&r, 64, 16, 8);
 	for (unsigned b = 0; b < 4; b++)
-		write_nostall(&r, b, R);
+		write_by(&r, 0, b, R);
 	assert_int_equal(tm_read(&r, 0, 5, R), R + r.faw + r.rcd + r.cl);
 
 	/* control: four activations in a window do not wait, and a fifth at
@@ -239,26 +245,10 @@ static void test_faw(void **state)
 	struct timing u;
 	model(&u, 64, 16, 8);
 	for (unsigned b = 0; b < 4; b++)
-		write_nostall(&u, b, R);
-	write_nostall(&u, 4, R + u.faw);
+		write_by(&u, 0, b, R);
+	write_by(&u, 0, 4, R + u.faw);
 	assert_int_equal(tm_bank_free(&u, 4), R + u.faw + wt);
 	assert_int_equal(tm_read(&u, 0, 5, R + u.faw), R + u.faw + u.rcd + u.cl);
-}
-
-/* start_of -- when the latest write into q reached its bank. */
-static uint64_t start_of(const struct tm_queue *q)
-{
-	return q->slot_start[(q->pos + q->cap - 1) % q->cap];
-}
-
-/* write_by -- tm_write of core into the data queue that must not stall;
- * returns when it reached its bank. */
-static uint64_t write_by(struct timing *t, unsigned core, unsigned bank, uint64_t ready)
-{
-	int stalled = -1;
-	assert_int_equal(tm_write(t, core, &t->qdata, bank, 0, ready, &stalled), ready);
-	assert_int_equal(stalled, 0);
-	return start_of(&t->qdata);
 }
 
 /* A request earlier in modeled time than bookings already made (a lagging

@@ -60,9 +60,7 @@ static spm_pool *new_pool(const char *path, const char *design, uint8_t **obj)
 {
 	char opts[128];
 	snprintf(opts, sizeof(opts), "design=%s", design);
-	remove_pool_files(path);
-	spm_pool *p = NULL;
-	assert_int_equal(spm_create(&p, path, POOL_SIZE, opts), 0);
+	spm_pool *p = fresh_pool(path, POOL_SIZE, opts);
 	struct root *r = spm_root(p, sizeof(*r));
 	assert_non_null(r);
 	assert_int_equal(spm_tx_begin(p), 0);
@@ -311,10 +309,8 @@ static void big_objects(void **state)
 	for (size_t d = 0; d < 2; d++) {
 		char path[256], opts[64];
 		pool_path(path, sizeof(path), "big");
-		remove_pool_files(path);
 		snprintf(opts, sizeof(opts), "design=%s", big_designs[d]);
-		spm_pool *p = NULL;
-		assert_int_equal(spm_create(&p, path, BIG_POOL, opts), 0);
+		spm_pool *p = fresh_pool(path, BIG_POOL, opts);
 		spm_off_t a = big_alloc(p, 1);
 		assert_true(a != 0);
 		const uint8_t *obj = spm_ptr(p, a);
@@ -383,9 +379,7 @@ static void big_crash(void **state)
 	(void)state;
 	char path[256];
 	pool_path(path, sizeof(path), "bigcrash");
-	remove_pool_files(path);
-	spm_pool *p = NULL;
-	assert_int_equal(spm_create(&p, path, BIG_POOL, "design=sca"), 0);
+	spm_pool *p = fresh_pool(path, BIG_POOL, "design=sca");
 	assert_non_null(spm_root(p, sizeof(struct root))); /* not the child's first tx */
 	assert_int_equal(spm_close(p), 0);
 	run_big_child("alloc", path, "point:tx.mutated:1");

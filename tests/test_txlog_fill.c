@@ -70,9 +70,7 @@ static void forged_fill(void **state)
 	(void)state;
 	char path[256];
 	pool_path(path, sizeof(path), "forge");
-	remove_pool_files(path);
-	spm_pool *p = NULL;
-	assert_int_equal(spm_create(&p, path, POOL_SIZE, "design=sca"), 0);
+	spm_pool *p = fresh_pool(path, POOL_SIZE, "design=sca");
 	spm_off_t *root = spm_root(p, sizeof(spm_off_t));
 	assert_non_null(root);
 	assert_int_equal(spm_tx_begin(p), 0);
