@@ -190,7 +190,7 @@ HOT void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end
  * whose bank was idle while others had backlogs is not held behind later
  * activations; one earlier than all four is checked against them only
  * (with the profiles' tFAW this is within a point of an exact check of
- * every activation, which cost 25 % more instructions per run; with a
+ * every activation, which cost 18-23 % more instructions per run; with a
  * tFAW of microseconds it lets such requests through).  Each core's own
  * activations are counted: one record of all cores in host order held a
  * lagging core's requests behind a leading core's later ones.  Across
