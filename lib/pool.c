@@ -52,9 +52,11 @@ static int view_map(spm_pool *p)
 /* pool_new -- a handle with its locks. */
 static spm_pool *pool_new(void)
 {
+	static uint64_t next_uid = 1;
 	spm_pool *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	p->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->root_lock, NULL);
 	pthread_mutex_init(&p->own_lock, NULL);

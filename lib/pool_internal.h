@@ -91,6 +91,7 @@ struct lane {
 
 struct spm_pool {
 	struct emu *emu;
+	uint64_t uid;             /* unique in the process: handles' addresses are reused */
 	uint8_t *view;
 	size_t size;
 	struct pool_hdr *hdr;
