@@ -180,6 +180,23 @@ HOT void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end
 	c->n++;
 }
 
+/* cal_append -- book [start, end) after every booking (cal_insert at pos n;
+ * n < TM_CAL: cal_make_room has run). */
+HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, uint64_t min)
+{
+	const unsigned n = c->n;
+	const uint64_t w = write != 0;
+	if (n > 0 && start - c->end[n - 1] < min) { /* join the latest */
+		c->end[n - 1] = end;
+		c->writes = (c->writes & ~(1ull << (n - 1))) | (w << (n - 1));
+		return;
+	}
+	c->writes = (c->writes & ((1ull << n) - 1)) | (w << n);
+	c->start[n] = start;
+	c->end[n] = end;
+	c->n = n + 1;
+}
+
 /* ---- row activations (tFAW) ---- */
 
 /*
@@ -227,7 +244,18 @@ HOT uint64_t book(struct timing *t, unsigned core, unsigned b, uint64_t at, uint
 {
 	struct tm_cal *c = &t->bank[b];
 	cal_make_room(c);
-	unsigned pos;
+	const unsigned n = c->n;
+	at = max64(at, c->floor);
+	if (n == 0 || at + len > c->start[n - 1]) { /* the common case: after the latest */
+		uint64_t start = n ? max64(at, c->end[n - 1] + ((c->writes >> (n - 1) & 1) ? wtr : 0))
+				   : at;
+		if (faw_check(t, core, start) == start) {
+			cal_append(c, start, start + len, write, t->min_req);
+			faw_record(t, core, start);
+			return start;
+		}
+	}
+	unsigned pos; /* a gap before the latest booking, or tFAW moved the request */
 	for (;;) {
 		uint64_t start = cal_find(c, at, len, wtr, &pos);
 		at = faw_check(t, core, start);
