@@ -484,7 +484,10 @@ static void write_run(struct emu *e, unsigned core, const uint64_t *line,
 		for (unsigned i = 0; i < n; i++)
 			cur[line[i]] = ctr[i];
 	}
-	uint64_t accept = tm_write_n(&e->tm, core, &e->tm.qdata, bank, line, t_pad, n, &stalls);
+	uint64_t accept = e->tm.qdata.any
+				  ? tm_write_n_any(&e->tm, core, &e->tm.qdata, bank, line, t_pad, n,
+						   &stalls)
+				  : tm_write_n(&e->tm, core, &e->tm.qdata, bank, line, t_pad, n, &stalls);
 	e->stat[ST_WPQ_STALLS] += stalls;
 	e->stat[ST_MEDIA_WRITES] += n;
 	e->stat[ST_MEDIA_WRITES_LOG] += in_log;
@@ -543,8 +546,9 @@ static void write_pairs(struct emu *e, unsigned core, const uint64_t *line,
 		in_log += line[i] - log_first < log_n; /* as count_data_write */
 	}
 	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
-	uint64_t accept = tm_write_pairs(&e->tm, core, tq, &e->tm.qdata, cbank, caddr, t_ctr,
-					 dbank, line, t_pad, n, &stalls);
+	uint64_t accept = (e->tm.qdata.any ? tm_write_pairs_any : tm_write_pairs)(
+		&e->tm, core, tq, &e->tm.qdata, cbank, caddr, t_ctr, dbank, line, t_pad, n,
+		&stalls);
 	e->stat[ST_WPQ_STALLS] += stalls;
 	e->stat[ST_MEDIA_WRITES] += 2 * (uint64_t)n;
 	e->stat[ST_MEDIA_WRITES_COUNTER] += n;

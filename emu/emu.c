@@ -131,6 +131,8 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 		return rc;
 	tm_init(&e->tm, &q, wd, wc, banks, cfg->bank_lines ? cfg->bank_lines : p->bank_lines,
 		cfg->bank_hash >= 0 ? cfg->bank_hash : p->bank_hash);
+	e->tm.core_banks = cfg->core_banks;
+	e->tm.qdata.any = e->tm.qctr.any = cfg->wpq_any;
 	pthread_mutex_init(&e->lock, NULL);
 	e->lock_ready = 1;
 	return 0;

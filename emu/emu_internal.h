@@ -104,7 +104,8 @@ struct tm_queue {
 	uint64_t slot_free[TM_MAX_QUEUE];
 	uint64_t slot_start[TM_MAX_QUEUE]; /* when the slot's write reaches its bank */
 	uint64_t slot_addr[TM_MAX_QUEUE];  /* its address (TM_CTR_ADDR: a counter line) */
-	unsigned cap, pos;
+	unsigned cap, pos; /* entries; the next in FIFO order */
+	int any;           /* an entry frees whenever its write completes (take_slot) */
 };
 #define TM_CTR_ADDR (1ull << 63)
 
@@ -132,6 +133,7 @@ struct timing {
 	unsigned bank_bits;        /* log2(banks) if a power of two, else 0 */
 	unsigned bank_fold;        /* bank_hash: the first XOR-fold shift (0: no hash) */
 	int wpq_shared;            /* counter writes take data queue slots */
+	int core_banks;            /* a core's bank b is bank (b + core) mod banks */
 	struct tm_cal bank[TM_MAX_BANKS];
 	uint64_t act[EMU_MAX_CORES][4]; /* each core's last four activations (tFAW) */
 	uint8_t act_pos[EMU_MAX_CORES];
@@ -163,6 +165,15 @@ uint64_t tm_write_pairs(struct timing *t, unsigned core, struct tm_queue *qc, st
 			const uint64_t *cready, const uint16_t *dbank,
 			const uint64_t *daddr, const uint64_t *dready, unsigned n,
 			uint64_t *stalls);
+/* The same where the queues take any free entry (tm_queue.any); the caller
+ * chooses, so that the FIFO functions stay small enough to inline. */
+uint64_t tm_write_n_any(struct timing *t, unsigned core, struct tm_queue *q,
+			const uint16_t *bank, const uint64_t *addr, const uint64_t *ready,
+			unsigned n, uint64_t *stalls);
+uint64_t tm_write_pairs_any(struct timing *t, unsigned core, struct tm_queue *qc,
+			    struct tm_queue *qd, const uint16_t *cbank, const uint64_t *caddr,
+			    const uint64_t *cready, const uint16_t *dbank, const uint64_t *daddr,
+			    const uint64_t *dready, unsigned n, uint64_t *stalls);
 /* Is a write of addr in q at time at, not yet at its bank? (coalescing) */
 int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
 	      uint64_t at);

@@ -11,11 +11,15 @@
  * takes the earliest free gap at or after its time, not the end of the
  * latest booking, which would drag a lagging core to the leading core's
  * clock.  tFAW is kept per core, over its last four activations in time
- * order (faw_check).  Queue slots stay a ring (a write waits for the one
- * cap writes before it to complete) and the AES engine a busy-until
- * pipeline: letting a write take any slot free by then moved SCA's 1-8
- * core results by under 1 %, and the engine (a few ns a line) by under 1 %
- * when ignored altogether.
+ * order (faw_check).  Queue entries are a ring by default (a write waits for
+ * the one cap writes before it to complete); wpq_order=any lets a write take
+ * any entry whose write has completed (take_slot): SCA's 1-8 core times move
+ * by under 1 %, FCA's by up to 9 % (its pairs stop waiting on an unrelated
+ * bank), for up to ~1.8x the instructions per run.  With core_banks (each
+ * modeled core a program with its own bank, SuperMem 5.1.2) the ring would
+ * make one program's write wait for another's in another bank: the SuperMem
+ * multi-program figure uses any.  The AES engine is a busy-until pipeline
+ * (ignoring it altogether moves results by under 1 %).
  */
 #include <string.h>
 
@@ -268,46 +272,94 @@ HOT uint64_t book(struct timing *t, unsigned core, unsigned b, uint64_t at, uint
 }
 
 /*
- * write_slot -- a write enters queue q when its slot is free (acceptance,
+ * core_bank -- the bank core's request for bank b goes to.  With core_banks
+ * each modeled core is a program with its own memory: core i's bank b is
+ * bank (b + i) mod banks, counters included (SuperMem 5.1.2: "each program
+ * ... the memory footprint size that is equal to the size of a memory bank";
+ * with 8 programs all 8 banks are in use, XBank's worst case).
+ */
+static inline unsigned core_bank(const struct timing *t, unsigned core, unsigned b)
+{
+	return t->core_banks ? (b + core) % t->banks : b;
+}
+
+/*
+ * take_slot -- with wpq_order=any, the entry of queue q a write ready at
+ * ready takes: an entry frees when its write completes, in whatever order
+ * the banks complete them.  Of the entries free by ready, the one freed
+ * last (best fit: the earlier ones stay for a lagging core's requests, as
+ * the bank calendars do); if none is free, the one that frees first.  A
+ * scan of every entry: about 2x the instructions of the FIFO ring per run.
+ */
+static __attribute__((noinline)) unsigned take_slot(const struct tm_queue *q, uint64_t ready)
+{
+	unsigned fit = q->cap, first = 0;
+	uint64_t fit_free = 0, first_free = UINT64_MAX;
+	for (unsigned i = 0; i < q->cap; i++) {
+		const uint64_t f = q->slot_free[i];
+		if (f <= ready && (fit == q->cap || f > fit_free))
+			fit = i, fit_free = f;
+		if (f < first_free)
+			first = i, first_free = f;
+	}
+	return fit < q->cap ? fit : first;
+}
+
+/*
+ * write_slot -- a write enters queue q when an entry is free (acceptance,
  * the point of durability under ADR) and drains to its bank: the bank is busy
- * tCWD + tWR (busy) from the first gap after acceptance (book).  The slot
- * frees when the write completes.  *pos is q's next slot (q->pos, held by
- * the caller).
+ * tCWD + tWR (busy) from the first gap after acceptance (book).  The entry
+ * frees when the write completes.  By default entries are taken in FIFO
+ * order (a write waits for the one cap writes before it to complete): *pos
+ * is q's next (q->pos, held by the caller); with any (q->any), take_slot.
+ * any is a constant where this is inlined: each caller has a FIFO copy
+ * without the scan and an any copy (one copy with both costs the FIFO path
+ * ~4 % more instructions per run).
  */
 HOT uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q, unsigned *pos,
-			uint64_t busy, unsigned bank, uint64_t addr, uint64_t ready, int *stalled)
+			uint64_t busy, unsigned bank, uint64_t addr, uint64_t ready, int *stalled,
+			const int any)
 {
-	uint64_t slot = q->slot_free[*pos];
+	const unsigned s = any ? take_slot(q, ready) : *pos;
+	uint64_t slot = q->slot_free[s];
 	uint64_t accept = max64(ready, slot);
 	*stalled = slot > ready;
-	uint64_t start = book(t, core, bank, accept, busy, 0, 1);
-	q->slot_free[*pos] = start + busy;
-	q->slot_start[*pos] = start;
-	q->slot_addr[*pos] = addr;
-	if (++*pos == q->cap)
+	uint64_t start = book(t, core, core_bank(t, core, bank), accept, busy, 0, 1);
+	q->slot_free[s] = start + busy;
+	q->slot_start[s] = start;
+	q->slot_addr[s] = addr;
+	if (!any && ++*pos == q->cap)
 		*pos = 0;
 	return accept;
+}
+
+/* The copies with any = 1, out of line: the FIFO paths stay small enough to
+ * be inlined into the controller. */
+static __attribute__((noinline)) uint64_t write_one_any(struct timing *t, unsigned core,
+							struct tm_queue *q, unsigned bank,
+							uint64_t addr, uint64_t ready, int *stalled)
+{
+	unsigned pos = q->pos;
+	return write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready, stalled, 1);
 }
 
 /* tm_write -- one write into queue q (write_slot); returns its acceptance. */
 uint64_t tm_write(struct timing *t, unsigned core, struct tm_queue *q, unsigned bank,
 		  uint64_t addr, uint64_t ready, int *stalled)
 {
+	if (__builtin_expect(q->any, 0))
+		return write_one_any(t, core, q, bank, addr, ready, stalled);
 	unsigned pos = q->pos;
-	uint64_t accept = write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready,
-				     stalled);
+	uint64_t accept = write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready, stalled,
+				     0);
 	q->pos = pos;
 	return accept;
 }
 
-/*
- * tm_write_n -- n writes into queue q one after the other, exactly as n
- * tm_write calls (write i: bank[i], addr[i], ready at ready[i]); returns the
- * latest acceptance and adds the writes that waited for a slot to *stalls.
- */
-uint64_t tm_write_n(struct timing *t, unsigned core, struct tm_queue *q, const uint16_t *bank,
-		    const uint64_t *addr, const uint64_t *ready, unsigned n,
-		    uint64_t *stalls)
+/* write_n -- tm_write_n, any as in write_slot. */
+HOT uint64_t write_n(struct timing *t, unsigned core, struct tm_queue *q, const uint16_t *bank,
+		     const uint64_t *addr, const uint64_t *ready, unsigned n, uint64_t *stalls,
+		     const int any)
 {
 	uint64_t last = 0, waited = 0;
 	const uint64_t busy = t->cwd + t->wr;
@@ -315,10 +367,57 @@ uint64_t tm_write_n(struct timing *t, unsigned core, struct tm_queue *q, const u
 	for (unsigned i = 0; i < n; i++) {
 		int stalled;
 		last = max64(last, write_slot(t, core, q, &pos, busy, bank[i], addr[i],
-					      ready[i], &stalled));
+					      ready[i], &stalled, any));
 		waited += (uint64_t)stalled;
 	}
 	q->pos = pos;
+	*stalls += waited;
+	return last;
+}
+
+/*
+ * tm_write_n -- n writes into queue q one after the other, exactly as n
+ * tm_write calls (write i: bank[i], addr[i], ready at ready[i]); returns the
+ * latest acceptance and adds the writes that waited for an entry to *stalls.
+ */
+uint64_t tm_write_n(struct timing *t, unsigned core, struct tm_queue *q, const uint16_t *bank,
+		    const uint64_t *addr, const uint64_t *ready, unsigned n,
+		    uint64_t *stalls)
+{
+	return write_n(t, core, q, bank, addr, ready, n, stalls, 0);
+}
+
+/* tm_write_n_any -- tm_write_n where q->any (the caller chooses: one
+ * function with both copies is not inlined into the controller, ~4 % more
+ * instructions per run on the FIFO path). */
+uint64_t tm_write_n_any(struct timing *t, unsigned core, struct tm_queue *q,
+			const uint16_t *bank, const uint64_t *addr, const uint64_t *ready,
+			unsigned n, uint64_t *stalls)
+{
+	return write_n(t, core, q, bank, addr, ready, n, stalls, 1);
+}
+
+/* write_pairs -- tm_write_pairs, any as in write_slot. */
+HOT uint64_t write_pairs(struct timing *t, unsigned core, struct tm_queue *qc,
+			 struct tm_queue *qd, const uint16_t *cbank, const uint64_t *caddr,
+			 const uint64_t *cready, const uint16_t *dbank, const uint64_t *daddr,
+			 const uint64_t *dready, unsigned n, uint64_t *stalls, const int any)
+{
+	uint64_t last = 0, waited = 0;
+	const uint64_t busy = t->cwd + t->wr;
+	unsigned pd = qd->pos, pc = qc->pos;
+	unsigned *pcp = qc == qd ? &pd : &pc; /* a shared queue has one position */
+	for (unsigned i = 0; i < n; i++) {
+		int sc, sd;
+		uint64_t cacc = write_slot(t, core, qc, pcp, busy, cbank[i], caddr[i], cready[i],
+					   &sc, any);
+		uint64_t dacc = write_slot(t, core, qd, &pd, busy, dbank[i], daddr[i],
+					   max64(dready[i], cacc), &sd, any);
+		last = max64(last, max64(cacc, dacc));
+		waited += (uint64_t)sc + (uint64_t)sd;
+	}
+	qc->pos = pc;
+	qd->pos = pd;
 	*stalls += waited;
 	return last;
 }
@@ -329,8 +428,8 @@ uint64_t tm_write_n(struct timing *t, unsigned core, struct tm_queue *q, const u
  * at cready[i]) into qc, then its data write (dbank[i], daddr[i]) into qd,
  * ready when both its pad (dready[i]) and its partner's acceptance are (SCA
  * 5.2.2: the data entry waits for its counter entry).  qc may be qd (a
- * shared queue).  Returns the latest acceptance; adds the writes that
- * waited for a slot to *stalls.
+ * shared queue; both queues have the same order).  Returns the latest
+ * acceptance; adds the writes that waited for an entry to *stalls.
  */
 uint64_t tm_write_pairs(struct timing *t, unsigned core, struct tm_queue *qc, struct tm_queue *qd,
 			const uint16_t *cbank, const uint64_t *caddr,
@@ -338,23 +437,19 @@ uint64_t tm_write_pairs(struct timing *t, unsigned core, struct tm_queue *qc, st
 			const uint64_t *daddr, const uint64_t *dready, unsigned n,
 			uint64_t *stalls)
 {
-	uint64_t last = 0, waited = 0;
-	const uint64_t busy = t->cwd + t->wr;
-	unsigned pd = qd->pos, pc = qc->pos;
-	unsigned *pcp = qc == qd ? &pd : &pc; /* a shared queue has one position */
-	for (unsigned i = 0; i < n; i++) {
-		int sc, sd;
-		uint64_t cacc = write_slot(t, core, qc, pcp, busy, cbank[i], caddr[i], cready[i],
-					   &sc);
-		uint64_t dacc = write_slot(t, core, qd, &pd, busy, dbank[i], daddr[i],
-					   max64(dready[i], cacc), &sd);
-		last = max64(last, max64(cacc, dacc));
-		waited += (uint64_t)sc + (uint64_t)sd;
-	}
-	qc->pos = pc;
-	qd->pos = pd;
-	*stalls += waited;
-	return last;
+	return write_pairs(t, core, qc, qd, cbank, caddr, cready, dbank, daddr, dready, n,
+			   stalls, 0);
+}
+
+/* tm_write_pairs_any -- tm_write_pairs where the queues are any (as
+ * tm_write_n_any). */
+uint64_t tm_write_pairs_any(struct timing *t, unsigned core, struct tm_queue *qc,
+			    struct tm_queue *qd, const uint16_t *cbank, const uint64_t *caddr,
+			    const uint64_t *cready, const uint16_t *dbank, const uint64_t *daddr,
+			    const uint64_t *dready, unsigned n, uint64_t *stalls)
+{
+	return write_pairs(t, core, qc, qd, cbank, caddr, cready, dbank, daddr, dready, n,
+			   stalls, 1);
 }
 
 /*
@@ -376,7 +471,7 @@ int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
 uint64_t tm_read(struct timing *t, unsigned core, unsigned bank, uint64_t at)
 {
 	const uint64_t len = t->rcd + t->cl;
-	return book(t, core, bank, at, len, t->wtr, 0) + len;
+	return book(t, core, core_bank(t, core, bank), at, len, t->wtr, 0) + len;
 }
 
 /* tm_makespan -- the modeled time of the run: the latest core clock. */

@@ -44,6 +44,11 @@
  *      bank_hash=0|1      XOR-fold the address bits above the bank index into
  *                         it (permutation interleaving; power-of-two banks
  *                         only) [profile: sca 1, supermem 0]
+ *      core_banks=0|1     each modeled core a program with its own memory:
+ *                         core i's bank b is bank (b + i) mod banks [0]
+ *      wpq_order=fifo|any a write takes the queue entry of the write a queue
+ *                         length before it (fifo), or any entry whose write
+ *                         has completed (any) [fifo]
  *      ctr_placement=P    interleave|single|same|xbank: the bank of a counter
  *                         line -- after the data, interleaved like it; all in
  *                         the one bank where that area begins, after the

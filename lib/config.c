@@ -88,6 +88,20 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 			c->bank_hash = (int)h;
 		return rc;
 	}
+	if (!strcmp(k, "core_banks")) {
+		unsigned h;
+		int rc = parse_uint(src, k, v, 0, 1, &h);
+		if (!rc)
+			c->core_banks = (int)h;
+		return rc;
+	}
+	if (!strcmp(k, "wpq_order")) {
+		if (strcmp(v, "fifo") && strcmp(v, "any"))
+			return emu_err(SPM_E_OPTION, "%s: wpq_order must be fifo or any, not \"%s\"",
+				       src, v);
+		c->wpq_any = !strcmp(v, "any");
+		return 0;
+	}
 	if (!strcmp(k, "minor_bits"))
 		return parse_uint(src, k, v, 1, 7, &c->minor_bits);
 	if (!strcmp(k, "ctr_placement"))

@@ -54,14 +54,13 @@ static void one_op(spm_pool *p, uint8_t *region, uint64_t *rng)
 
 /*
  * run -- ops_per_core transactions on each of cores modeled cores of a pool
- * of design, work_ns of core work before each, always advancing the core
+ * made with options opts, work_ns of core work before each, always advancing the core
  * whose clock is smallest (spm-bench's rule); returns the modeled time.
  */
-static uint64_t run(const char *design, unsigned cores, uint64_t work_ns, unsigned ops_per_core)
+static uint64_t run(const char *opts, unsigned cores, uint64_t work_ns, unsigned ops_per_core)
 {
-	char path[4096], opts[64];
-	pool_path(path, sizeof(path), design);
-	snprintf(opts, sizeof(opts), "design=%s", design);
+	char path[4096];
+	pool_path(path, sizeof(path), "run");
 	spm_pool *p = fresh_pool(path, POOL_SIZE, opts);
 	uint8_t *root = spm_root(p, (size_t)REGION * MAX_CORES);
 	assert_non_null(root);
@@ -104,10 +103,10 @@ static void test_sca_near_ideal_at_8_cores(void **state)
 	(void)state;
 	enum { OPS = 300 };
 	const uint64_t work = 16000;
-	uint64_t ideal1 = run("ideal", 1, work, OPS);
-	uint64_t ideal8 = run("ideal", 8, work, OPS);
-	uint64_t sca8 = run("sca", 8, work, OPS);
-	uint64_t fca8 = run("fca", 8, work, OPS);
+	uint64_t ideal1 = run("design=ideal", 1, work, OPS);
+	uint64_t ideal8 = run("design=ideal", 8, work, OPS);
+	uint64_t sca8 = run("design=sca", 8, work, OPS);
+	uint64_t fca8 = run("design=fca", 8, work, OPS);
 	printf("# 8 cores, %" PRIu64 " ns work: ideal %" PRIu64 " ns (1 core %" PRIu64
 	       "), sca %" PRIu64 ", fca %" PRIu64 "\n",
 	       work, ideal8, ideal1, sca8, fca8);
@@ -149,11 +148,41 @@ static void test_core_not_carried_to_next_pool(void **state)
 	}
 }
 
+/*
+ * SuperMem's multi-program geometry (5.1.2): with core_banks each core's
+ * memory is its own bank, so four cores' writes go to four banks instead of
+ * all to bank 0 of the supermem profile's 1 GiB banks; and with
+ * wpq_order=any a core's write takes any free queue entry instead of
+ * waiting, in FIFO order, for another core's write in another bank.
+ */
+static void test_core_banks_and_queue_order(void **state)
+{
+	(void)state;
+	enum { OPS = 200 };
+	const char *base = "design=wt;profile=supermem";
+	char opts[128];
+	uint64_t shared = run(base, 4, 0, OPS);
+	snprintf(opts, sizeof(opts), "%s;core_banks=1", base);
+	uint64_t own = run(opts, 4, 0, OPS);
+	snprintf(opts, sizeof(opts), "%s;core_banks=1;wpq_order=any", base);
+	uint64_t own_any = run(opts, 4, 0, OPS);
+	snprintf(opts, sizeof(opts), "%s;wpq_order=any", base);
+	uint64_t shared_any = run(opts, 4, 0, OPS);
+	printf("# wt, 4 cores: one bank %" PRIu64 " ns, a bank each %" PRIu64
+	       " ns, and entries in any order %" PRIu64 " ns (one bank: %" PRIu64 ")\n",
+	       shared, own, own_any, shared_any);
+	assert_true(own < shared / 2);
+	assert_true(own_any < own);
+	/* in one bank writes complete in order: the queue order changes nothing */
+	assert_int_equal(shared_any, shared);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_core_not_carried_to_next_pool),
 		cmocka_unit_test(test_sca_near_ideal_at_8_cores),
+		cmocka_unit_test(test_core_banks_and_queue_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

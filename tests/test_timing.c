@@ -251,6 +251,71 @@ static void test_faw(void **state)
 	assert_int_equal(tm_read(&u, 0, 5, R + u.faw), R + u.faw + u.rcd + u.cl);
 }
 
+/*
+ * Queue entries free when their writes complete.  With three entries: A and
+ * B to bank 0 and C to bank 1, all at R, so B completes after C; D at
+ * R + wt takes A's entry.  A write at R + wt then waits for B's entry in
+ * FIFO order (the default); with wpq_order=any it takes C's, free since
+ * R + wt.
+ */
+static void queue_order_run(struct timing *t, int any)
+{
+	model(t, 3, 16, 8);
+	t->qdata.any = t->qctr.any = any;
+	const uint64_t wt = t->cwd + t->wr;
+	write_by(t, 0, 0, R);
+	write_by(t, 0, 0, R);
+	write_by(t, 0, 1, R);
+	write_by(t, 0, 2, R + wt);
+}
+
+static void test_queue_order(void **state)
+{
+	(void)state;
+	struct timing t;
+	int stalled = -1;
+	queue_order_run(&t, 0);
+	const uint64_t wt = t.cwd + t.wr;
+	assert_int_equal(tm_write(&t, 0, &t.qdata, 3, 0, R + wt, &stalled), R + 2 * wt);
+	assert_int_equal(stalled, 1);
+	queue_order_run(&t, 1);
+	stalled = -1;
+	assert_int_equal(tm_write(&t, 0, &t.qdata, 3, 0, R + wt, &stalled), R + wt);
+	assert_int_equal(stalled, 0);
+	assert_int_equal(tm_bank_free(&t, 3), R + 2 * wt);
+	/* the batched functions choose the same way */
+	const uint16_t cb = 4, db = 5;
+	const uint64_t ca = 7 | TM_CTR_ADDR, da = 8, ready = R + wt;
+	uint64_t stalls = 0;
+	queue_order_run(&t, 1);
+	assert_int_equal(tm_write_pairs_any(&t, 0, &t.qctr, &t.qdata, &cb, &ca, &ready, &db, &da,
+					    &ready, 1, &stalls),
+			 R + wt);
+	assert_int_equal(stalls, 0);
+	queue_order_run(&t, 1);
+	assert_int_equal(tm_write_n_any(&t, 0, &t.qdata, &db, &da, &ready, 1, &stalls), R + wt);
+	assert_int_equal(stalls, 0);
+	queue_order_run(&t, 0);
+	assert_int_equal(tm_write_n(&t, 0, &t.qdata, &db, &da, &ready, 1, &stalls), R + 2 * wt);
+	assert_int_equal(stalls, 1);
+}
+
+/* core_banks: core i's bank b is bank (b + i) mod banks, reads included. */
+static void test_core_banks(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 64, 16, 8);
+	t.core_banks = 1;
+	const uint64_t wt = t.cwd + t.wr;
+	write_by(&t, 3, 6, R);
+	assert_int_equal(tm_bank_free(&t, 1), R + wt);
+	assert_int_equal(tm_bank_free(&t, 6), 0);
+	/* core 2's bank 7 is bank 1 too: the read waits for the write, + tWTR */
+	assert_int_equal(tm_read(&t, 2, 7, R), R + wt + t.wtr + t.rcd + t.cl);
+	assert_int_equal(tm_bank_free(&t, 7), 0);
+}
+
 /* A request earlier in modeled time than bookings already made (a lagging
  * core's, run later in host order) takes the gap before them, not the end
  * of the latest booking; one that does not fit the gap goes after them. */
@@ -395,6 +460,8 @@ int main(void)
 		cmocka_unit_test(test_bank_parallelism),
 		cmocka_unit_test(test_wtr),
 		cmocka_unit_test(test_faw),
+		cmocka_unit_test(test_queue_order),
+		cmocka_unit_test(test_core_banks),
 		cmocka_unit_test(test_calendar_backfill),
 		cmocka_unit_test(test_faw_per_core),
 		cmocka_unit_test(test_calendar_overflow),
