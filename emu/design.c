@@ -80,10 +80,16 @@ const struct design *design_table(unsigned *n)
  * in 8 banks): SuperMem 5.1.2 gives each program "the memory footprint size
  * that is equal to the size of a memory bank", and 3.3 has an application's
  * continuous memory in one bank, its counters in the same bank (SingleBank:
- * the counter area follows the data) or in bank (X + N/2) mod N (XBank). */
+ * the counter area follows the data) or in bank (X + N/2) mod N (XBank).
+ * Its queue issues a core's writes to their banks in queue order: CWC
+ * removes the older of two entries of a counter line, not the newer, "to
+ * delay the counter cache line write for merging more writes" (3.4.3),
+ * which only delays anything if a write leaves the queue in its order; the
+ * longer queue removing more counter writes (Figure 16) says the same.  SCA
+ * does not say; its profile issues a write as soon as its bank is free. */
 static const struct profile profiles[] = {
-	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1, 0, 1},
-	{"supermem", 48, 15, 13, 50, 7.5, 300, 12, 2, 4, 1, 256, 8, 32, 32, 8, 1u << 24, 1, 0},
+	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1, 0, 1, 0},
+	{"supermem", 48, 15, 13, 50, 7.5, 300, 12, 2, 4, 1, 256, 8, 32, 32, 8, 1u << 24, 1, 0, 1},
 };
 
 /* profile_find -- the profile called name, or NULL. */

@@ -31,6 +31,7 @@ void emu_config_init(struct emu_config *cfg)
 	cfg->t_rcd = cfg->t_cl = cfg->t_cwd = cfg->t_faw = cfg->t_wtr = cfg->t_wr =
 		cfg->aes_ns = -1;
 	cfg->bank_hash = -1;
+	cfg->wpq_inorder = -1;
 }
 
 static uint64_t round_up(uint64_t v, uint64_t a)
@@ -133,6 +134,8 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 		cfg->bank_hash >= 0 ? cfg->bank_hash : p->bank_hash);
 	e->tm.core_banks = cfg->core_banks;
 	e->tm.qdata.any = e->tm.qctr.any = cfg->wpq_any;
+	e->tm.qdata.inorder = e->tm.qctr.inorder =
+		cfg->wpq_inorder >= 0 ? cfg->wpq_inorder : p->wpq_inorder;
 	pthread_mutex_init(&e->lock, NULL);
 	e->lock_ready = 1;
 	return 0;

@@ -73,6 +73,7 @@ struct profile {
 	unsigned bank_lines; /* consecutive lines per bank (1: line interleaving) */
 	int wpq_shared;      /* data and counters share the data queue's slots */
 	int bank_hash;       /* XOR-fold higher address bits into the bank index */
+	int wpq_inorder;     /* a core's queued writes reach their banks in queue order */
 };
 
 const struct profile *profile_find(const char *name);
@@ -106,6 +107,8 @@ struct tm_queue {
 	uint64_t slot_addr[TM_MAX_QUEUE];  /* its address (TM_CTR_ADDR: a counter line) */
 	unsigned cap, pos; /* entries; the next in FIFO order */
 	int any;           /* an entry frees whenever its write completes (take_slot) */
+	int inorder;       /* a core's write reaches its bank no earlier than its last */
+	uint64_t issue_floor[EMU_MAX_CORES]; /* inorder: the start of each core's last */
 };
 #define TM_CTR_ADDR (1ull << 63)
 

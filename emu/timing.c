@@ -18,7 +18,11 @@
  * bank), for up to ~1.8x the instructions per run.  With core_banks (each
  * modeled core a program with its own bank, SuperMem 5.1.2) the ring would
  * make one program's write wait for another's in another bank: the SuperMem
- * multi-program figure uses any.  The AES engine is a busy-until pipeline
+ * multi-program figure uses any.  With inorder (the supermem profile) a
+ * core's write reaches its bank no earlier than the core's write before it
+ * in the queue did (the queue issues in order; see the profile in
+ * design.c); otherwise as soon as its bank is free.  The AES engine is a
+ * busy-until pipeline
  * (ignoring it altogether moves results by under 1 %).
  */
 #include <string.h>
@@ -79,6 +83,8 @@ void tm_reset(struct timing *t)
 	memset(t->qdata.slot_free, 0, sizeof(t->qdata.slot_free));
 	memset(t->qctr.slot_free, 0, sizeof(t->qctr.slot_free));
 	memset(t->qdata.slot_start, 0, sizeof(t->qdata.slot_start));
+	memset(t->qdata.issue_floor, 0, sizeof(t->qdata.issue_floor));
+	memset(t->qctr.issue_floor, 0, sizeof(t->qctr.issue_floor));
 	memset(t->qctr.slot_start, 0, sizeof(t->qctr.slot_start));
 	t->aes_free = 0;
 	t->qdata.pos = t->qctr.pos = 0;
@@ -324,7 +330,9 @@ HOT uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q, uns
 	uint64_t slot = q->slot_free[s];
 	uint64_t accept = max64(ready, slot);
 	*stalled = slot > ready;
-	uint64_t start = book(t, core, core_bank(t, core, bank), accept, busy, 0, 1);
+	const uint64_t at = q->inorder ? max64(accept, q->issue_floor[core]) : accept;
+	uint64_t start = book(t, core, core_bank(t, core, bank), at, busy, 0, 1);
+	q->issue_floor[core] = start; /* used only where q->inorder */
 	q->slot_free[s] = start + busy;
 	q->slot_start[s] = start;
 	q->slot_addr[s] = addr;

@@ -46,6 +46,9 @@
  *                         only) [profile: sca 1, supermem 0]
  *      core_banks=0|1     each modeled core a program with its own memory:
  *                         core i's bank b is bank (b + i) mod banks [0]
+ *      wpq_issue=inorder|bankfree  a core's queued writes reach their banks
+ *                         in queue order, or each as soon as its bank is
+ *                         free [profile: sca bankfree, supermem inorder]
  *      wpq_order=fifo|any a write takes the queue entry of the write a queue
  *                         length before it (fifo), or any entry whose write
  *                         has completed (any) [fifo]

@@ -102,6 +102,13 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		c->wpq_any = !strcmp(v, "any");
 		return 0;
 	}
+	if (!strcmp(k, "wpq_issue")) {
+		if (strcmp(v, "inorder") && strcmp(v, "bankfree"))
+			return emu_err(SPM_E_OPTION,
+				       "%s: wpq_issue must be inorder or bankfree, not \"%s\"", src, v);
+		c->wpq_inorder = !strcmp(v, "inorder");
+		return 0;
+	}
 	if (!strcmp(k, "minor_bits"))
 		return parse_uint(src, k, v, 1, 7, &c->minor_bits);
 	if (!strcmp(k, "ctr_placement"))

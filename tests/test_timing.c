@@ -300,6 +300,28 @@ static void test_queue_order(void **state)
 	assert_int_equal(stalls, 1);
 }
 
+/*
+ * wpq_issue: a write to an idle bank goes at once where writes go as soon
+ * as their bank is free, but waits for the core's write before it to reach
+ * its bank where the queue issues in order; another core's does not wait.
+ */
+static void test_inorder_issue(void **state)
+{
+	(void)state;
+	for (int inorder = 0; inorder <= 1; inorder++) {
+		struct timing t;
+		model(&t, 64, 16, 8);
+		t.qdata.inorder = inorder;
+		const uint64_t wt = t.cwd + t.wr;
+		write_by(&t, 0, 0, R);
+		write_by(&t, 0, 0, R); /* reaches bank 0 at R + wt */
+		write_by(&t, 0, 1, R); /* bank 1 is idle */
+		assert_int_equal(start_of(&t.qdata), inorder ? R + wt : R);
+		write_by(&t, 1, 2, R); /* core 1's first */
+		assert_int_equal(start_of(&t.qdata), R);
+	}
+}
+
 /* core_banks: core i's bank b is bank (b + i) mod banks, reads included. */
 static void test_core_banks(void **state)
 {
@@ -462,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_faw),
 		cmocka_unit_test(test_queue_order),
 		cmocka_unit_test(test_core_banks),
+		cmocka_unit_test(test_inorder_issue),
 		cmocka_unit_test(test_calendar_backfill),
 		cmocka_unit_test(test_faw_per_core),
 		cmocka_unit_test(test_calendar_overflow),
