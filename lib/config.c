@@ -37,6 +37,26 @@ static int parse_ns(const char *src, const char *key, const char *v, double *out
 	return 0;
 }
 
+/* parse_flag -- 0 or 1, into an int. */
+static int parse_flag(const char *src, const char *key, const char *v, int *out)
+{
+	unsigned x;
+	int rc = parse_uint(src, key, v, 0, 1, &x);
+	if (!rc)
+		*out = (int)x;
+	return rc;
+}
+
+/* parse_pair -- one of two words: *out = 1 for yes, 0 for no. */
+static int parse_pair(const char *src, const char *key, const char *v, const char *yes,
+		      const char *no, int *out)
+{
+	if (strcmp(v, yes) && strcmp(v, no))
+		return emu_err(SPM_E_OPTION, "%s: %s=%s: %s or %s", src, key, v, yes, no);
+	*out = !strcmp(v, yes);
+	return 0;
+}
+
 /* parse_str -- copy a string value that must fit. */
 static int parse_str(const char *src, const char *key, const char *v, char *out,
 		     size_t n)
@@ -81,34 +101,14 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return parse_uint(src, k, v, 1, 64, &c->banks);
 	if (!strcmp(k, "bank_lines"))
 		return parse_uint(src, k, v, 1, 1u << 24, &c->bank_lines);
-	if (!strcmp(k, "bank_hash")) {
-		unsigned h;
-		int rc = parse_uint(src, k, v, 0, 1, &h);
-		if (!rc)
-			c->bank_hash = (int)h;
-		return rc;
-	}
-	if (!strcmp(k, "core_banks")) {
-		unsigned h;
-		int rc = parse_uint(src, k, v, 0, 1, &h);
-		if (!rc)
-			c->core_banks = (int)h;
-		return rc;
-	}
-	if (!strcmp(k, "wpq_order")) {
-		if (strcmp(v, "fifo") && strcmp(v, "any"))
-			return emu_err(SPM_E_OPTION, "%s: wpq_order must be fifo or any, not \"%s\"",
-				       src, v);
-		c->wpq_any = !strcmp(v, "any");
-		return 0;
-	}
-	if (!strcmp(k, "wpq_issue")) {
-		if (strcmp(v, "inorder") && strcmp(v, "bankfree"))
-			return emu_err(SPM_E_OPTION,
-				       "%s: wpq_issue must be inorder or bankfree, not \"%s\"", src, v);
-		c->wpq_inorder = !strcmp(v, "inorder");
-		return 0;
-	}
+	if (!strcmp(k, "bank_hash"))
+		return parse_flag(src, k, v, &c->bank_hash);
+	if (!strcmp(k, "core_banks"))
+		return parse_flag(src, k, v, &c->core_banks);
+	if (!strcmp(k, "wpq_order"))
+		return parse_pair(src, k, v, "any", "fifo", &c->wpq_any);
+	if (!strcmp(k, "wpq_issue"))
+		return parse_pair(src, k, v, "inorder", "bankfree", &c->wpq_inorder);
 	if (!strcmp(k, "minor_bits"))
 		return parse_uint(src, k, v, 1, 7, &c->minor_bits);
 	if (!strcmp(k, "ctr_placement"))
@@ -123,13 +123,8 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return emu_err(SPM_E_OPTION, "%s: durability=%s: auto, pmem, msync or none",
 			       src, v);
 	}
-	if (!strcmp(k, "ctr_recovery")) {
-		if (strcmp(v, "advance") && strcmp(v, "none"))
-			return emu_err(SPM_E_OPTION, "%s: ctr_recovery=%s: advance or none",
-				       src, v);
-		c->no_ctr_recovery = !strcmp(v, "none");
-		return 0;
-	}
+	if (!strcmp(k, "ctr_recovery"))
+		return parse_pair(src, k, v, "none", "advance", &c->no_ctr_recovery);
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
 		if (!strcmp(k, times[i].key))
 			return parse_ns(src, k, v, times[i].ns);
