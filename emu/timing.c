@@ -22,8 +22,7 @@
  * core's write reaches its bank no earlier than the core's write before it
  * in the queue did (the queue issues in order; see the profile in
  * design.c); otherwise as soon as its bank is free.  The AES engine is a
- * busy-until pipeline
- * (ignoring it altogether moves results by under 1 %).
+ * busy-until pipeline (ignoring it altogether moves results by under 1 %).
  */
 #include <string.h>
 
@@ -295,7 +294,7 @@ static inline unsigned core_bank(const struct timing *t, unsigned core, unsigned
  * the banks complete them.  Of the entries free by ready, the one freed
  * last (best fit: the earlier ones stay for a lagging core's requests, as
  * the bank calendars do); if none is free, the one that frees first.  A
- * scan of every entry: about 2x the instructions of the FIFO ring per run.
+ * scan of every entry: up to ~1.8x the instructions of a FIFO run.
  */
 static __attribute__((noinline)) unsigned take_slot(const struct tm_queue *q, uint64_t ready)
 {
