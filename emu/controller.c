@@ -475,10 +475,10 @@ static void write_run(struct emu *e, unsigned core, const uint64_t *line,
 	uint16_t bank[n]; /* 16 bits: its stores leave the bank geometry in registers */
 	uint64_t stalls = 0, in_log = 0;
 	const uint64_t log_first = e->log_first, log_n = e->log_n;
-	for (unsigned i = 0; i < n; i++) {
-		bank[i] = (uint16_t)data_bank(e, line[i]);
+	for (unsigned i = 0; i < n; i++)
 		in_log += line[i] - log_first < log_n; /* as count_data_write */
-	}
+	for (unsigned i = 0; !e->tm.off && i < n; i++)
+		bank[i] = (uint16_t)data_bank(e, line[i]);
 	if (pads) {
 		uint64_t *cur = e->cur_ctr;
 		for (unsigned i = 0; i < n; i++)
@@ -538,12 +538,13 @@ static void write_pairs(struct emu *e, unsigned core, const uint64_t *line,
 	uint64_t caddr[n], stalls = 0, in_log = 0;
 	const uint64_t log_first = e->log_first, log_n = e->log_n;
 	const unsigned shift = e->layout->ctr_shift;
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < n; i++)
+		in_log += line[i] - log_first < log_n; /* as count_data_write */
+	for (unsigned i = 0; !e->tm.off && i < n; i++) {
 		uint64_t cl = line[i] >> shift;
 		cbank[i] = (uint16_t)ctr_bank(e, cl);
 		caddr[i] = cl | TM_CTR_ADDR;
 		dbank[i] = (uint16_t)data_bank(e, line[i]);
-		in_log += line[i] - log_first < log_n; /* as count_data_write */
 	}
 	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
 	uint64_t accept = (e->tm.qdata.any ? tm_write_pairs_any : tm_write_pairs)(

@@ -133,6 +133,8 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 	tm_init(&e->tm, &q, wd, wc, banks, cfg->bank_lines ? cfg->bank_lines : p->bank_lines,
 		cfg->bank_hash >= 0 ? cfg->bank_hash : p->bank_hash);
 	e->tm.core_banks = cfg->core_banks;
+	if (cfg->timing_off)
+		tm_off(&e->tm);
 	e->tm.qdata.any = e->tm.qctr.any = cfg->wpq_any;
 	e->tm.qdata.inorder = e->tm.qctr.inorder =
 		cfg->wpq_inorder >= 0 ? cfg->wpq_inorder : p->wpq_inorder;

@@ -42,6 +42,7 @@ struct emu_config {
 	int core_banks;      /* each modeled core's memory in its own banks (0: shared) */
 	int wpq_any;         /* a write takes any free queue entry (0: in FIFO order) */
 	int wpq_inorder;     /* queued writes reach their banks in order; -1 = profile */
+	int timing_off;      /* timing=off: no memory model (spm as a heap, not a study) */
 	char ctr_placement[16]; /* interleave, single, same, xbank; "" = the design's */
 	/* timing overrides in ns; negative = profile value */
 	double t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns;

@@ -137,6 +137,7 @@ struct timing {
 	unsigned bank_fold;        /* bank_hash: the first XOR-fold shift (0: no hash) */
 	int wpq_shared;            /* counter writes take data queue slots */
 	int core_banks;            /* a core's bank b is bank (b + core) mod banks */
+	int off;                   /* timing=off: no memory model, every request served at once */
 	struct tm_cal bank[TM_MAX_BANKS];
 	uint64_t act[EMU_MAX_CORES][4]; /* each core's last four activations (tFAW) */
 	uint8_t act_pos[EMU_MAX_CORES];
@@ -149,6 +150,7 @@ struct timing {
 void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	     unsigned wpq_ctr, unsigned banks, unsigned bank_lines, int bank_hash);
 void tm_reset(struct timing *t);
+void tm_off(struct timing *t);
 /* Modeled time at which a pad for a request ready at time t is done. */
 uint64_t tm_aes(struct timing *t, uint64_t ready);
 /* Enqueue a write to bank at time ready; returns acceptance time; *stalled. */

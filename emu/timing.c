@@ -70,6 +70,17 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->qctr.cap = wpq_ctr;
 }
 
+/* tm_off -- no memory model (timing=off): every request is served at once
+ * and every latency is 0, so modeled time is only the core work charged
+ * (spm_model_work); nothing waits in a queue, so nothing coalesces. */
+void tm_off(struct timing *t)
+{
+	t->off = 1;
+	t->rcd = t->cl = t->cwd = t->faw = t->wtr = t->wr = 0;
+	t->aes = t->aes_issue = t->cc_hit = t->issue = 0;
+	t->min_req = 0;
+}
+
 /* tm_reset -- every clock and resource back to time 0. */
 void tm_reset(struct timing *t)
 {
@@ -89,9 +100,21 @@ void tm_reset(struct timing *t)
 	t->qdata.pos = t->qctr.pos = 0;
 }
 
+/* latest -- the largest of v[0..n-1] (0 if none): when n requests ready at
+ * v[] are all accepted where timing is off. */
+static uint64_t latest(const uint64_t *v, unsigned n)
+{
+	uint64_t m = 0;
+	for (unsigned i = 0; i < n; i++)
+		m = max64(m, v[i]);
+	return m;
+}
+
 /* tm_aes -- the engine is pipelined: latency aes, one line per aes_issue. */
 uint64_t tm_aes(struct timing *t, uint64_t ready)
 {
+	if (t->off)
+		return ready;
 	uint64_t start = max64(ready, t->aes_free);
 	t->aes_free = start + t->aes_issue;
 	return start + t->aes;
@@ -354,6 +377,10 @@ static __attribute__((noinline)) uint64_t write_one_any(struct timing *t, unsign
 uint64_t tm_write(struct timing *t, unsigned core, struct tm_queue *q, unsigned bank,
 		  uint64_t addr, uint64_t ready, int *stalled)
 {
+	if (t->off) {
+		*stalled = 0;
+		return ready;
+	}
 	if (__builtin_expect(q->any, 0))
 		return write_one_any(t, core, q, bank, addr, ready, stalled);
 	unsigned pos = q->pos;
@@ -391,6 +418,8 @@ uint64_t tm_write_n(struct timing *t, unsigned core, struct tm_queue *q, const u
 		    const uint64_t *addr, const uint64_t *ready, unsigned n,
 		    uint64_t *stalls)
 {
+	if (t->off)
+		return latest(ready, n);
 	return write_n(t, core, q, bank, addr, ready, n, stalls, 0);
 }
 
@@ -401,6 +430,8 @@ uint64_t tm_write_n_any(struct timing *t, unsigned core, struct tm_queue *q,
 			const uint16_t *bank, const uint64_t *addr, const uint64_t *ready,
 			unsigned n, uint64_t *stalls)
 {
+	if (t->off)
+		return latest(ready, n);
 	return write_n(t, core, q, bank, addr, ready, n, stalls, 1);
 }
 
@@ -444,6 +475,8 @@ uint64_t tm_write_pairs(struct timing *t, unsigned core, struct tm_queue *qc, st
 			const uint64_t *daddr, const uint64_t *dready, unsigned n,
 			uint64_t *stalls)
 {
+	if (t->off)
+		return max64(latest(cready, n), latest(dready, n));
 	return write_pairs(t, core, qc, qd, cbank, caddr, cready, dbank, daddr, dready, n,
 			   stalls, 0);
 }
@@ -455,6 +488,8 @@ uint64_t tm_write_pairs_any(struct timing *t, unsigned core, struct tm_queue *qc
 			    const uint64_t *cready, const uint16_t *dbank, const uint64_t *daddr,
 			    const uint64_t *dready, unsigned n, uint64_t *stalls)
 {
+	if (t->off)
+		return max64(latest(cready, n), latest(dready, n));
 	return write_pairs(t, core, qc, qd, cbank, caddr, cready, dbank, daddr, dready, n,
 			   stalls, 1);
 }
@@ -478,6 +513,8 @@ int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
 uint64_t tm_read(struct timing *t, unsigned core, unsigned bank, uint64_t at)
 {
 	const uint64_t len = t->rcd + t->cl;
+	if (t->off)
+		return at;
 	return book(t, core, core_bank(t, core, bank), at, len, t->wtr, 0) + len;
 }
 

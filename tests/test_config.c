@@ -194,6 +194,8 @@ static const struct bad bad_cases[] = {
 	{"core_banks=on", NULL, SPM_E_OPTION, "core_banks", 0},
 	{"wpq_order=lifo", NULL, SPM_E_OPTION, "wpq_order", 0},
 	{"wpq_issue=fifo", NULL, SPM_E_OPTION, "wpq_issue", 0},
+	{"timing=0", NULL, SPM_E_OPTION, "timing", 0},
+	{"timing=", NULL, SPM_E_OPTION, "timing", 0},
 	{"wpq_issue=", NULL, SPM_E_OPTION, "wpq_issue", 0},
 	{"wpq_order=", NULL, SPM_E_OPTION, "wpq_order", 0},
 	{"aes_bits=192", NULL, SPM_E_OPTION, "aes_bits", 0},
@@ -719,6 +721,13 @@ static void test_values_take_effect(void **state)
 	uint64_t h0 = run_workload("fx", "bank_hash=0", "time.modeled_ns");
 	uint64_t h1 = run_workload("fx", "bank_hash=1", "time.modeled_ns");
 	assert_true(h0 != h1);
+	/* timing=off: no modeled time, the same media traffic and counter cache */
+	assert_int_equal(run_workload("fx", "timing=off", "time.modeled_ns"), 0);
+	assert_true(run_workload("fx", "timing=on", "time.modeled_ns") > 0);
+	const char *same[] = {"media.writes", "media.writes.counter", "ctr_cache.misses"};
+	for (unsigned i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+		assert_int_equal(run_workload("fx", "timing=off", same[i]),
+				 run_workload("fx", "timing=on", same[i]));
 	/* the profile */
 	uint64_t psca = run_workload("fx", "profile=sca", "time.modeled_ns");
 	uint64_t psm = run_workload("fx", "profile=supermem", "time.modeled_ns");
