@@ -122,9 +122,11 @@ static int blocks_with(struct crypto *c, EVP_CIPHER_CTX *ctx, const uint8_t *see
 		return emu_err(SPM_E_CRYPTO, "OpenSSL: cannot set up AES-%u-ECB", c->bits);
 	while (n) {
 		size_t chunk = n > (1u << 20) ? (1u << 20) : n;
-		int outl = 0;
-		if (EVP_EncryptUpdate(ctx, out, &outl, seeds, (int)(chunk * 16)) != 1 ||
-		    outl != (int)(chunk * 16))
+		/* EVP_Cipher: the cipher itself, without EVP_EncryptUpdate's
+		 * buffering of partial blocks (whole blocks here, no padding);
+		 * it returns the bytes done (provided ciphers) or 1 (legacy) */
+		int done = EVP_Cipher(ctx, out, seeds, (unsigned)(chunk * 16));
+		if (done != 1 && done != (int)(chunk * 16))
 			return emu_err(SPM_E_CRYPTO, "OpenSSL: AES encryption failed");
 		n -= chunk;
 		seeds += chunk * 16;
