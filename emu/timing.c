@@ -136,24 +136,39 @@ static inline void cal_make_room(struct tm_cal *c)
 	c->n -= h;
 }
 
-/*
- * cal_find -- the earliest start at or after at of a request that holds the
- * resource for len; *pos is where it goes in the calendar.  wtr: the gap a
- * read keeps after a write (0 for writes).  A request that cannot end
- * before the latest booking starts goes after it at once; others search.
- */
 #define HOT static inline __attribute__((always_inline)) /* the per-write path */
 
+/*
+ * cal_after_latest -- a request at at (not before the floor) holding the
+ * resource for len cannot end before the latest booking starts: it goes
+ * after it, at *start.  wtr: the gap a read keeps after a write (0 for
+ * writes).  0: a gap before the latest booking may hold it (cal_find).
+ */
+HOT int cal_after_latest(const struct tm_cal *c, uint64_t at, uint64_t len, uint64_t wtr,
+			 uint64_t *start)
+{
+	const unsigned n = c->n;
+	if (n > 0 && at + len <= c->start[n - 1])
+		return 0;
+	*start = n ? max64(at, c->end[n - 1] + ((c->writes >> (n - 1) & 1) ? wtr : 0)) : at;
+	return 1;
+}
+
+/*
+ * cal_find -- the earliest start at or after at of a request that holds the
+ * resource for len; *pos is where it goes in the calendar.  wtr: as
+ * cal_after_latest.  A request that cannot end before the latest booking
+ * starts goes after it at once; others search.
+ */
 HOT uint64_t cal_find(const struct tm_cal *c, uint64_t at, uint64_t len, uint64_t wtr,
 		      unsigned *pos)
 {
 	at = max64(at, c->floor);
-	unsigned n = c->n;
-	if (n == 0 || at + len > c->start[n - 1]) { /* no room before the latest booking */
-		if (n > 0)
-			at = max64(at, c->end[n - 1] + ((c->writes >> (n - 1) & 1) ? wtr : 0));
+	const unsigned n = c->n;
+	uint64_t after;
+	if (cal_after_latest(c, at, len, wtr, &after)) {
 		*pos = n;
-		return at;
+		return after;
 	}
 	unsigned k = n - 1; /* back to the first interval that ends after at */
 	while (k > 0 && c->end[k - 1] > at)
@@ -276,11 +291,9 @@ HOT uint64_t book(struct timing *t, unsigned core, unsigned b, uint64_t at, uint
 {
 	struct tm_cal *c = &t->bank[b];
 	cal_make_room(c);
-	const unsigned n = c->n;
 	at = max64(at, c->floor);
-	if (n == 0 || at + len > c->start[n - 1]) { /* the common case: after the latest */
-		uint64_t start = n ? max64(at, c->end[n - 1] + ((c->writes >> (n - 1) & 1) ? wtr : 0))
-				   : at;
+	uint64_t start;
+	if (cal_after_latest(c, at, len, wtr, &start)) { /* the common case */
 		if (faw_check(t, core, start) == start) {
 			cal_append(c, start, start + len, write, t->min_req);
 			faw_record(t, core, start);
@@ -289,9 +302,9 @@ HOT uint64_t book(struct timing *t, unsigned core, unsigned b, uint64_t at, uint
 	}
 	unsigned pos; /* a gap before the latest booking, or tFAW moved the request */
 	for (;;) {
-		uint64_t start = cal_find(c, at, len, wtr, &pos);
-		at = faw_check(t, core, start);
-		if (at == start)
+		const uint64_t found = cal_find(c, at, len, wtr, &pos);
+		at = faw_check(t, core, found);
+		if (at == found)
 			break;
 	}
 	cal_insert(c, pos, at, at + len, write, t->min_req);

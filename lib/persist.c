@@ -13,7 +13,7 @@
  * insert) were tried and dropped: where dlopen() finds static TLS short
  * their resolver calls into malloc yet must preserve every register, a path
  * the C library has had to fix; not worth the risk for 1.7 % */
-static __thread uint64_t core_pool; /* the pool's uid: a closed pool's address may be reused */
+static __thread uint64_t core_pool_uid; /* a closed pool's address may be reused: its uid is not */
 static __thread unsigned core_id;
 static __thread uint64_t my_thread_id;
 static uint64_t next_thread_id = 1;
@@ -29,7 +29,7 @@ uint64_t thread_id(void)
 /* pool_core -- the modeled core of this thread on pool p. */
 unsigned pool_core(spm_pool *p)
 {
-	return core_pool == p->uid ? core_id : 0;
+	return core_pool_uid == p->uid ? core_id : 0;
 }
 
 SPM_API int spm_core_set(spm_pool *pool, unsigned core)
@@ -37,7 +37,7 @@ SPM_API int spm_core_set(spm_pool *pool, unsigned core)
 	if (!pool || core >= EMU_MAX_CORES)
 		return emu_err(SPM_E_INVAL, "spm_core_set: core %u out of range [0, %u)",
 			       core, EMU_MAX_CORES);
-	core_pool = pool->uid;
+	core_pool_uid = pool->uid;
 	core_id = core;
 	return 0;
 }
