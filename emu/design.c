@@ -88,8 +88,10 @@ const struct design *design_table(unsigned *n)
  * longer queue removing more counter writes (Figure 16) says the same.  SCA
  * does not say; its profile issues a write as soon as its bank is free. */
 static const struct profile profiles[] = {
-	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1, 0, 1, 0},
-	{"supermem", 48, 15, 13, 50, 7.5, 300, 12, 2, 4, 1, 256, 8, 32, 32, 8, 1u << 24, 1, 0, 1},
+	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1,
+	 .wpq_shared = 0, .bank_hash = 1, .wpq_inorder = 0},
+	{"supermem", 48, 15, 13, 50, 7.5, 300, 12, 2, 4, 1, 256, 8, 32, 32, 8, 1u << 24,
+	 .wpq_shared = 1, .bank_hash = 0, .wpq_inorder = 1},
 };
 
 /* profile_find -- the profile called name, or NULL. */
