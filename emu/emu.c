@@ -120,6 +120,9 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 			       TM_MAX_QUEUE);
 	if (banks > TM_MAX_BANKS)
 		return emu_err(SPM_E_OPTION, "banks: at most %u", TM_MAX_BANKS);
+	if (cfg->bank_hash == 1 && (banks & (banks - 1)))
+		return emu_err(SPM_E_OPTION, "bank_hash=1: needs a power-of-two number of "
+			       "banks, not %u", banks);
 	if (cfg->t_rcd >= 0) q.t_rcd = cfg->t_rcd;
 	if (cfg->t_cl >= 0) q.t_cl = cfg->t_cl;
 	if (cfg->t_cwd >= 0) q.t_cwd = cfg->t_cwd;
@@ -172,8 +175,19 @@ static int load_split_counters(struct emu *e)
 }
 
 /* attach -- point at the meta file's regions; volatile counters from storage. */
+/* check_cache_fits -- the counter cache has at most slots lines (the
+ * shadow table records one slot per way). */
+static int check_cache_fits(const struct emu *e, uint64_t slots)
+{
+	if ((uint64_t)e->cc.sets * e->cc.ways > slots)
+		return emu_err(SPM_E_OPTION, "ctr_cache_kib: at most %llu KiB for this pool",
+			       (unsigned long long)(slots * 64 / 1024));
+	return 0;
+}
+
 static int attach(struct emu *e)
 {
+	int rc;
 	struct superblock *sb = e->sb;
 	uint8_t *adr = e->media.meta + sb->adr_off;
 	struct wq_entry *d = (struct wq_entry *)(adr + ADR_HDR_SIZE);
@@ -188,9 +202,8 @@ static int attach(struct emu *e)
 	e->tracks_stale = e->design->enc == ENC_CTR && e->design->cc == CC_WB &&
 			  e->design->ca != CA_FULL && e->design->ca != CA_COLOCATED &&
 			  !e->no_ctr_recovery;
-	if ((uint64_t)e->cc.sets * e->cc.ways > e->shadow_slots)
-		return emu_err(SPM_E_OPTION, "ctr_cache_kib: at most %llu KiB for this pool",
-			       (unsigned long long)(e->shadow_slots * 64 / 1024));
+	if ((rc = check_cache_fits(e, e->shadow_slots)))
+		return rc;
 	wq_attach(&e->qdata, d, sb->adr_data_cap, e->tm.qdata.cap, &e->tm.qdata);
 	wq_attach(&e->qctr, c, sb->adr_ctr_cap, e->tm.qctr.cap, &e->tm.qctr);
 	e->next_seq = 1;
@@ -226,6 +239,7 @@ static void emu_free(struct emu *e)
 	if (e->cur_ctr)
 		munmap(e->cur_ctr, ctr_map_bytes(e));
 	audit_close(e);
+	free(e->made_key);
 	free(e->dropped);
 	if (e->lock_ready)
 		pthread_mutex_destroy(&e->lock);
@@ -252,7 +266,7 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	if (rc)
 		return rc;
 	char meta[4200], key_path[4200] = "";
-	int key_created = 0;
+	int key_created = 0, files_made = 0;
 	struct emu *e = calloc(1, sizeof(*e));
 	if (!e)
 		return emu_err(-ENOMEM, "out of memory");
@@ -260,7 +274,8 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	e->audit_fd = -1;
 	const char *design = cfg->design[0] ? cfg->design : "sca";
 	unsigned bits = cfg->aes_bits ? cfg->aes_bits : 128;
-	if ((rc = resolve(e, cfg, design)) || (rc = runtime_init(e, cfg)))
+	if ((rc = resolve(e, cfg, design)) || (rc = runtime_init(e, cfg)) ||
+	    (rc = check_cache_fits(e, SHADOW_SLOTS)) || (rc = audit_open(e)))
 		goto fail;
 	if (bits != 128 && bits != 256) {
 		rc = emu_err(SPM_E_OPTION, "aes_bits: must be 128 or 256, not %u", bits);
@@ -321,6 +336,7 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	sb.state = SB_STATE_DIRTY;
 	if ((rc = media_create(&e->media, path, size, sb.meta_size, cfg->durability)))
 		goto fail;
+	files_made = 1;
 	struct data_hdr dh;
 	memset(&dh, 0, sizeof(dh));
 	memcpy(dh.magic, DH_MAGIC, 8);
@@ -334,11 +350,20 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	memcpy(e->media.meta, &sb, sizeof(sb));
 	media_persist(&e->media, e->media.meta, sizeof(sb));
 	e->sb = (struct superblock *)e->media.meta;
-	if ((rc = attach(e)) || (rc = audit_open(e)))
+	if ((rc = attach(e)))
 		goto fail;
+	if (key_created) {
+		key_path_of(cfg->key_file, path, key_path, sizeof(key_path));
+		e->made_key = strdup(key_path); /* NULL: emu_discard leaves the key */
+	}
 	*out = e;
 	return 0;
 fail:
+	/* a refused creation leaves nothing behind */
+	if (files_made) {
+		unlink(path);
+		unlink(meta);
+	}
 	if (key_created) {
 		key_path_of(cfg->key_file, path, key_path, sizeof(key_path));
 		unlink(key_path);
@@ -347,10 +372,34 @@ fail:
 	return rc;
 }
 
-/* read_exact -- pread n bytes at 0; returns bytes read or -errno. */
+/* emu_discard -- a pool refused right after emu_create (by the runtime
+ * above): free it and remove the files that creation made. */
+void emu_discard(struct emu *e)
+{
+	if (!e)
+		return;
+	char *data = e->media.data_path ? strdup(e->media.data_path) : NULL;
+	char *meta = e->media.meta_path ? strdup(e->media.meta_path) : NULL;
+	char *key = e->made_key;
+	e->made_key = NULL;
+	emu_free(e);
+	if (data)
+		unlink(data);
+	if (meta)
+		unlink(meta);
+	if (key)
+		unlink(key);
+	free(data);
+	free(meta);
+	free(key);
+}
+
+/* read_head -- pread n bytes at 0 of a regular file; returns bytes read,
+ * -errno, or 0 for anything else (no magic: not a pool).  O_NONBLOCK: a
+ * FIFO in the pool's place is refused, not waited on. */
 static ssize_t read_head(const char *path, void *buf, size_t n, off_t *size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
@@ -358,6 +407,15 @@ static ssize_t read_head(const char *path, void *buf, size_t n, off_t *size)
 		int e = errno;
 		close(fd);
 		return -e;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		*size = 0;
+		return 0;
 	}
 	*size = st.st_size;
 	ssize_t r = pread(fd, buf, n, 0);
@@ -449,8 +507,8 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 	int rc = check_magic(path, DH_MAGIC, dh, got, sizeof(*dh), "pool file");
 	if (rc)
 		return rc;
-	if (dh->version > SPM_FORMAT_VERSION)
-		return emu_err(SPM_E_VERSION, "%s: format version %u is newer than %u",
+	if (dh->version == 0 || dh->version > SPM_FORMAT_VERSION)
+		return emu_err(SPM_E_VERSION, "%s: format version %u (this spm reads versions 1 to %u)",
 			       path, dh->version, SPM_FORMAT_VERSION);
 	if (dh->checksum != dh_crc(dh) || dh->hdr_size != sizeof(*dh))
 		return emu_err(SPM_E_CORRUPT, "%s: data header checksum mismatch", path);
@@ -462,8 +520,8 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 		return emu_err((int)got, "%s: %s", meta_path, strerror((int)-got));
 	if ((rc = check_magic(meta_path, SB_MAGIC, sb, got, sizeof(*sb), "meta file")))
 		return rc;
-	if (sb->version > SPM_FORMAT_VERSION)
-		return emu_err(SPM_E_VERSION, "%s: format version %u is newer than %u",
+	if (sb->version == 0 || sb->version > SPM_FORMAT_VERSION)
+		return emu_err(SPM_E_VERSION, "%s: format version %u (this spm reads versions 1 to %u)",
 			       meta_path, sb->version, SPM_FORMAT_VERSION);
 	if (sb->checksum != sb_crc(sb) || sb->sb_size != sizeof(*sb))
 		return emu_err(SPM_E_CORRUPT, "%s: superblock checksum mismatch", meta_path);
@@ -595,11 +653,8 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	}
 	if ((rc = runtime_init(e, cfg)))
 		goto fail;
-	if ((uint64_t)e->cc.sets * e->cc.ways > sb.shadow_slots) {
-		rc = emu_err(SPM_E_OPTION, "ctr_cache_kib: at most %llu KiB for this pool",
-			     (unsigned long long)(sb.shadow_slots * 64 / 1024));
+	if ((rc = check_cache_fits(e, sb.shadow_slots)) || (rc = audit_open(e)))
 		goto fail;
-	}
 	if (e->tm.qdata.cap > sb.adr_data_cap || e->tm.qctr.cap > sb.adr_ctr_cap) {
 		rc = emu_err(SPM_E_OPTION, "wpq_data/wpq_ctr: this pool's ADR region "
 			     "holds %u/%u entries", sb.adr_data_cap, sb.adr_ctr_cap);
@@ -623,9 +678,9 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	e->was_dirty = e->sb->state == SB_STATE_DIRTY;
 	if (e->was_dirty && (rc = ctrl_recover(e)))
 		goto fail;
-	if (!e->was_dirty)
-		set_state(e, SB_STATE_DIRTY);
-	if ((rc = attach(e)) || (rc = audit_open(e)))
+	/* a clean pool stays clean until emu_mark_dirty: the runtime reads
+	 * and checks it first, and a pool it refuses is left as it was */
+	if ((rc = attach(e)))
 		goto fail;
 	if (e->was_dirty && e->design->enc == ENC_CTR && ctrl_advance_stale(e)) {
 		rc = emu_err(SPM_E_CRYPTO, "%s: re-encrypting stale counters failed", path);
@@ -670,6 +725,14 @@ int emu_close(struct emu *e)
 	pthread_mutex_unlock(&e->lock);
 	emu_free(e);
 	return 0;
+}
+
+/* emu_mark_dirty -- before the first write after emu_open: the pool is in
+ * use (a crash from now on is recovered at the next open). */
+void emu_mark_dirty(struct emu *e)
+{
+	if (e->sb->state != SB_STATE_DIRTY)
+		set_state(e, SB_STATE_DIRTY);
 }
 
 /* emu_abandon -- give up an open pool without a clean shutdown: nothing is

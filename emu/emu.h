@@ -55,12 +55,18 @@ struct emu;
 /* Create the media files (path, path.meta, key file); checks the design. */
 int emu_create(struct emu **out, const char *path, uint64_t size,
 	       const struct emu_config *cfg);
-/* Open and validate the media; runs controller recovery if it was dirty. */
+/* Open and validate the media; runs controller recovery if it was dirty; a
+ * clean pool stays clean until emu_mark_dirty. */
 int emu_open(struct emu **out, const char *path, const struct emu_config *cfg);
 /* Drain queues, write back counters, mark clean, unmap, free. */
 int emu_close(struct emu *e);
 /* Unmap and free without a clean shutdown (the pool stays dirty). */
 void emu_abandon(struct emu *e);
+/* Free a pool just created and remove its files (its key file if made). */
+void emu_discard(struct emu *e);
+/* Mark an opened pool in use (dirty) before its first write; a clean pool
+ * that is refused before this is left unmodified. */
+void emu_mark_dirty(struct emu *e);
 
 bool emu_was_dirty(const struct emu *e);
 uint64_t emu_size(const struct emu *e);

@@ -18,12 +18,13 @@
 /* read_key -- exactly bits/8 bytes from path. */
 static int read_key(const char *path, unsigned bits, uint8_t *key)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO in the key's place is refused, not waited on */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return emu_err(SPM_E_KEYFILE, "key file %s: %s", path, strerror(errno));
 	struct stat st;
 	ssize_t n = -1;
-	if (fstat(fd, &st) == 0 && st.st_size == (off_t)(bits / 8))
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == (off_t)(bits / 8))
 		n = read(fd, key, bits / 8);
 	close(fd);
 	if (n != (ssize_t)(bits / 8))
@@ -39,9 +40,13 @@ static int write_new_key(const char *path, unsigned bits, uint8_t *key)
 	if (RAND_bytes(key, (int)(bits / 8)) != 1)
 		return emu_err(SPM_E_CRYPTO, "OpenSSL: no random bytes for a key");
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return emu_err(SPM_E_KEYFILE, "key file %s: cannot create: %s", path,
-			       strerror(errno));
+	if (fd < 0) {
+		/* where the pool's own files could not be made either (no such
+		 * directory, no permission, read-only), the same code as for them */
+		int e = errno, dir = e == ENOENT || e == ENOTDIR || e == EACCES || e == EROFS;
+		return emu_err(dir ? -e : SPM_E_KEYFILE, "key file %s: cannot create: %s",
+			       path, strerror(e));
+	}
 	ssize_t n = write(fd, key, bits / 8);
 	int ok = n == (ssize_t)(bits / 8) && fsync(fd) == 0;
 	close(fd);

@@ -96,7 +96,7 @@ static int lock_pool(struct media *m)
 		close(m->lock_fd);
 		m->lock_fd = -1;
 		if (e == EWOULDBLOCK)
-			return emu_err(SPM_E_BUSY, "%s: pool is open in another process",
+			return emu_err(SPM_E_BUSY, "%s: pool is already open (in this or another process)",
 				       m->data_path);
 		return emu_err(-e, "%s: flock: %s", m->data_path, strerror(e));
 	}

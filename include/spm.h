@@ -17,8 +17,9 @@
  *  - Options: one string "key=value;key=value", the same syntax as the
  *    environment variable SPM_CONF, which is read by spm_create() and
  *    spm_open(); keys given explicitly in the options argument win over
- *    SPM_CONF.  An unknown key or a bad value is an error (SPM_E_OPTION), never
- *    silently ignored.  Keys (defaults in brackets):
+ *    SPM_CONF, and a key given twice in one string takes its last value.  An
+ *    unknown key or a bad value is an error (SPM_E_OPTION), never silently
+ *    ignored.  Keys (defaults in brackets):
  *      design=NAME        plain|ideal|unsafe|colocated|colocated-cc|fca|sca
  *                         |wt|wt-cwc|wt-xbank|supermem [sca]
  *                         fixed at spm_create(); at spm_open() it may be given
@@ -43,7 +44,9 @@
  *      bank_lines=N       consecutive 64-byte lines per bank, <= 2^24 [profile: 1 or 2^24]
  *      bank_hash=0|1      XOR-fold the address bits above the bank index into
  *                         it (permutation interleaving; power-of-two banks
- *                         only) [profile: sca 1, supermem 0]
+ *                         only: bank_hash=1 with other counts is an error,
+ *                         the profile's default just does not apply)
+ *                         [profile: sca 1, supermem 0]
  *      core_banks=0|1     each modeled core a program with its own memory:
  *                         core i's bank b is bank (b + i) mod banks [0]
  *      timing=on|off      off: no memory model -- every request is served at

@@ -25,12 +25,14 @@ static int parse_uint(const char *src, const char *key, const char *v,
 	return 0;
 }
 
-/* parse_ns -- a non-negative decimal number of nanoseconds. */
+/* parse_ns -- a non-negative decimal number of nanoseconds (not hex, not
+ * so small that it underflows). */
 static int parse_ns(const char *src, const char *key, const char *v, double *out)
 {
 	char *end;
+	errno = 0;
 	double x = strtod(v, &end);
-	if (end == v || *end || !(x >= 0 && x < 1e9))
+	if (end == v || *end || errno == ERANGE || strpbrk(v, "xX") || !(x >= 0 && x < 1e9))
 		return emu_err(SPM_E_OPTION, "%s: %s=%s: expected nanoseconds >= 0",
 			       src, key, v);
 	*out = x;

@@ -167,7 +167,7 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 	*pool = p;
 	return 0;
 fail_files:
-	emu_close(p->emu);
+	emu_discard(p->emu); /* refused: no files left behind */
 	p->emu = NULL;
 fail:
 	if (p->emu)
@@ -196,6 +196,7 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
 	if ((rc = view_map(p)) || (rc = emu_load_view(p->emu, p->view)) ||
 	    (rc = check_layout(p, path)))
 		goto fail;
+	emu_mark_dirty(p->emu); /* checked: from here on the pool may change */
 	emu_set_log_range(p->emu, p->hdr->lane_off / SPM_LINE,
 			  (uint64_t)POOL_NLANES * POOL_LANE_SIZE / SPM_LINE);
 	if ((rc = tx_recover(p)) || (rc = alloc_init(p)))

@@ -141,7 +141,9 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 	pthread_mutex_lock(&pool->lock);
 	for (unsigned k = 0; k < POOL_NLANES && !l; k++) {
 		unsigned i = (first + k) % POOL_NLANES;
-		if (pool->lanes[i].owner == 0) {
+		/* acquire: the lane's last owner wrote its fields before its
+		 * release store of owner = 0 (lane_release) */
+		if (__atomic_load_n(&pool->lanes[i].owner, __ATOMIC_ACQUIRE) == 0) {
 			l = &pool->lanes[i];
 			__atomic_store_n(&l->owner, thread_id(), __ATOMIC_RELEASE);
 			__atomic_store_n(&pool->lane_hint, i, __ATOMIC_RELAXED);
@@ -313,8 +315,13 @@ SPM_API int spm_tx_free(spm_pool *pool, spm_off_t off)
 		if (l->frees.r[i].off == off)
 			return emu_err(SPM_E_INVAL, "spm_tx_free: offset %llu freed twice",
 				       (unsigned long long)off);
+	/* the persistent bitmaps are read under bm_lock: another thread's
+	 * commit sets an object's used bits before its start bit, and in that
+	 * gap this object would seem to run on into its neighbour */
 	uint64_t units;
+	pthread_mutex_lock(&pool->bm_lock);
 	int rc = alloc_object_units(pool, off, &units);
+	pthread_mutex_unlock(&pool->bm_lock);
 	if (rc)
 		return rc;
 	return vec_push(&l->frees, off, units * UNIT);

@@ -62,6 +62,11 @@ static void suffixed(char *buf, size_t n, const char *path, const char *suffix)
 static struct sum sum_of(const char *path)
 {
 	struct sum s = {0, 0, 0};
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		s.exists = 2; /* a FIFO, device or directory: not read */
+		return s;
+	}
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return s;
@@ -231,6 +236,30 @@ static void not_a_pool(void **state)
 	free(rnd);
 }
 
+/* fifos -- a FIFO where the pool, its meta file or its key file should be
+ * is refused at once (an open for reading would wait for a writer). */
+static void fifos(void **state)
+{
+	(void)state;
+	char x[4300];
+	snprintf(x, sizeof(x), "%s/bad-%ld-x", dir, (long)getpid());
+	remove_pool_files(x);
+	assert_int_equal(mkfifo(x, 0600), 0);
+	expect_refused("pool is a FIFO", x, NULL, C_NOTPOOL, x);
+	unlink(x);
+	restore_a();
+	unlink(pa_meta);
+	assert_int_equal(mkfifo(pa_meta, 0600), 0);
+	expect_refused("meta file is a FIFO", pa, NULL, C_NOTPOOL, pa_meta);
+	unlink(pa_meta);
+	restore_a();
+	unlink(pa_key);
+	assert_int_equal(mkfifo(pa_key, 0600), 0);
+	expect_refused("key file is a FIFO", pa, NULL, C_KEYFILE, pa_key);
+	unlink(pa_key);
+	restore_a();
+}
+
 static void truncated(void **state)
 {
 	(void)state;
@@ -291,6 +320,13 @@ static void corrupt(void **state)
 	restore_a();
 	flip(pa, 20); /* the data header's uuid */
 	expect_refused("data header uuid", pa, NULL, C_CORRUPT, pa);
+	/* the heap header (line 64, encrypted): the controller accepts the
+	 * files, the runtime refuses what they decrypt to; a clean pool is
+	 * left clean (it was marked dirty first), so a second try is the same */
+	restore_a();
+	flip(pa, 4100);
+	expect_refused("heap header", pa, NULL, C_CORRUPT, "heap header");
+	expect_refused("heap header, again", pa, NULL, C_CORRUPT, "heap header");
 }
 
 static void mismatch(void **state)
@@ -324,6 +360,13 @@ static void version(void **state)
 	v = 2;
 	patch(pa_meta, 8, &v, 4);
 	expect_refused("meta version 2", pa, NULL, C_VERSION, pa_meta);
+	restore_a();
+	v = 0; /* no version spm ever wrote */
+	patch(pa_meta, 8, &v, 4);
+	expect_refused("meta version 0", pa, NULL, C_VERSION, pa_meta);
+	restore_a();
+	patch(pa, 8, &v, 4);
+	expect_refused("data version 0", pa, NULL, C_VERSION, pa);
 }
 
 static void key(void **state)
@@ -376,6 +419,17 @@ static void keyfile(void **state)
 	expect_refused("key_file option missing", pa, opt, C_KEYFILE, kf);
 }
 
+/* expect_no_files -- no data, meta or key file at pool path c. */
+static void expect_no_files(const char *c)
+{
+	char cm[4300], ck[4300];
+	suffixed(cm, sizeof(cm), c, ".meta");
+	suffixed(ck, sizeof(ck), c, ".key");
+	assert_int_not_equal(access(c, F_OK), 0);
+	assert_int_not_equal(access(cm, F_OK), 0);
+	assert_int_not_equal(access(ck, F_OK), 0);
+}
+
 static void design(void **state)
 {
 	(void)state;
@@ -410,6 +464,14 @@ static void option(void **state)
 	expect_refused("bad durability", pa, "durability=sometimes", C_OPTION, "durability");
 	expect_refused("bad profile", pa, "profile=nosuch", C_OPTION, "nosuch");
 	expect_refused("aes_bits of another pool", pa, "aes_bits=256", C_OPTION, "aes_bits");
+	expect_refused("bank_hash, 3 banks", pa, "bank_hash=1;banks=3", C_OPTION, "bank_hash");
+	expect_refused("hex nanoseconds", pa, "t_rcd=0x10", C_OPTION, "t_rcd");
+	expect_refused("underflowing ns", pa, "t_rcd=1e-400", C_OPTION, "t_rcd");
+	char bad_audit[4300];
+	snprintf(bad_audit, sizeof(bad_audit), "%s/no-such-dir-%ld/audit", dir, (long)getpid());
+	assert_int_equal(setenv("SPM_AUDIT", bad_audit, 1), 0);
+	expect_refused("SPM_AUDIT unwritable", pa, NULL, C_OPTION, "SPM_AUDIT");
+	assert_int_equal(unsetenv("SPM_AUDIT"), 0);
 	assert_int_equal(setenv("SPM_CONF", "no_such_knob=3", 1), 0);
 	expect_refused("SPM_CONF unknown key", pa, NULL, C_OPTION, "no_such_knob");
 	assert_int_equal(setenv("SPM_CONF", "t_rcd=fast", 1), 0);
@@ -421,6 +483,16 @@ static void option(void **state)
 	spm_pool *p = NULL;
 	assert_int_equal(spm_create(&p, c, POOL_SIZE, "bogus_key=1"), SPM_E_OPTION);
 	assert_int_not_equal(access(c, F_OK), 0);
+	/* options refused only once the design and the size are known: a
+	 * counter cache too large for the pool's shadow table, an unwritable
+	 * SPM_AUDIT; nothing is left behind either */
+	assert_int_equal(spm_create(&p, c, POOL_SIZE, "ctr_cache_kib=16384"), SPM_E_OPTION);
+	assert_null(p);
+	expect_no_files(c);
+	assert_int_equal(setenv("SPM_AUDIT", bad_audit, 1), 0);
+	assert_int_equal(spm_create(&p, c, POOL_SIZE, NULL), SPM_E_OPTION);
+	assert_int_equal(unsetenv("SPM_AUDIT"), 0);
+	expect_no_files(c);
 }
 
 static void missing(void **state)
@@ -434,6 +506,11 @@ static void missing(void **state)
 	expect_refused("meta file missing", pa, NULL, C_NOENT, pa_meta);
 	snprintf(x, sizeof(x), "%s/no-such-dir-%ld/pool", dir, (long)getpid());
 	expect_refused("no directory", x, NULL, C_NOENT, x);
+	/* creating there: -ENOENT whether or not the design makes a key file */
+	spm_pool *p = NULL;
+	assert_int_equal(spm_create(&p, x, POOL_SIZE, "design=plain"), -ENOENT);
+	assert_int_equal(spm_create(&p, x, POOL_SIZE, "design=sca"), -ENOENT);
+	assert_null(p);
 }
 
 static void busy(void **state)
@@ -462,7 +539,7 @@ static void busy(void **state)
 	char c = 0;
 	assert_int_equal(read(up[0], &c, 1), 1);
 	assert_int_equal(c, 'o');
-	expect_refused("open in another process", pa, NULL, C_BUSY, pa);
+	expect_refused("open in another process", pa, NULL, C_BUSY, "already open");
 	assert_int_equal(write(down[1], "x", 1), 1);
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -575,7 +652,8 @@ static void intact(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(not_a_pool), cmocka_unit_test(truncated),
+		cmocka_unit_test(not_a_pool), cmocka_unit_test(fifos),
+		cmocka_unit_test(truncated),
 		cmocka_unit_test(corrupt),    cmocka_unit_test(mismatch),
 		cmocka_unit_test(version),    cmocka_unit_test(key),
 		cmocka_unit_test(keyfile),    cmocka_unit_test(design),

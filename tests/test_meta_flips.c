@@ -147,8 +147,8 @@ static int allowed_code(int rc)
 /*
  * expected_code -- the one code a flip of byte off (image byte b, flipped
  * to b ^ mask) must give: the magic is checked first (NOTPOOL), then the
- * version (a version newer than ours is VERSION, whatever the checksum says:
- * the checksum of a newer format may be defined differently), then the
+ * version (0 or newer than ours is VERSION, whatever the checksum says: the
+ * checksum of a newer format may be defined differently), then the
  * checksum, which covers every other byte but the state word, which must be
  * one of its two values (CORRUPT).
  */
@@ -162,7 +162,7 @@ static int expected_code(const struct image *im, size_t off, uint8_t mask)
 		v[off - VERSION_OFF] ^= mask;
 		uint32_t ver = v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 |
 			       (uint32_t)v[3] << 24;
-		return ver > FORMAT_VERSION ? SPM_E_VERSION : SPM_E_CORRUPT;
+		return ver == 0 || ver > FORMAT_VERSION ? SPM_E_VERSION : SPM_E_CORRUPT;
 	}
 	return SPM_E_CORRUPT;
 }
