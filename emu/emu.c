@@ -250,6 +250,101 @@ static void emu_free(struct emu *e)
 	free(e);
 }
 
+/*
+ * Epochs: which state of the pool a file is from.  The data file's header
+ * page and the superblock's page each hold an epoch word, raised together
+ * when a pool is opened for use and when it is closed (emu_mark_dirty,
+ * emu_close).  An older copy of one of the two files beside a newer copy of
+ * the other -- one file restored from a backup, a meta file copied in from
+ * another time -- carries another epoch and is refused (SPM_E_MISMATCH)
+ * before its stale counters could reuse a pad.  A raise is four 8-byte
+ * stores: the superblock's next epoch, the data file's epoch, the
+ * superblock's epoch, next cleared; after a crash between any two, the data
+ * file's epoch is the superblock's or its next.  A word holds a 48-bit
+ * epoch and a 16-bit check of it, so a damaged word is SPM_E_CORRUPT, not a
+ * mismatch; the all-zero word is epoch 0, that of pools made before epochs.
+ * Not detected: both files restored together (a replay: the integrity
+ * designs' business), or the meta file copied while the pool was open and
+ * put back after that session crashed.
+ */
+#define DH_EPOCH_OFF 64u  /* data file: line 1 of the header page */
+#define SB_EPOCH_OFF 520u /* meta file: right after the state word */
+#define SB_NEXT_OFF 528u
+#define EPOCH_MASK ((1ull << 48) - 1)
+_Static_assert(SB_EPOCH_OFF >= sizeof(struct superblock), "epoch after the superblock");
+_Static_assert(DH_EPOCH_OFF >= sizeof(struct data_hdr), "epoch after the data header");
+
+/* epoch_word -- epoch (48 bits) with its check in the top 16 bits. */
+static uint64_t epoch_word(uint64_t epoch)
+{
+	epoch &= EPOCH_MASK;
+	return epoch | ((epoch * 0x9e3779b97f4a7c15ull) >> 48 << 48);
+}
+
+/* epoch_of -- the epoch of word into *epoch; 0 if the word is damaged. */
+static int epoch_of(uint64_t word, uint64_t *epoch)
+{
+	*epoch = word & EPOCH_MASK;
+	return word == epoch_word(*epoch);
+}
+
+/* read_word -- the 8 bytes at off of path, or -errno / SPM_E_TRUNCATED. */
+static int read_word(const char *path, uint64_t off, uint64_t *word)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return emu_err(-errno, "%s: %s", path, strerror(errno));
+	ssize_t got = pread(fd, word, sizeof(*word), (off_t)off);
+	close(fd);
+	return got == (ssize_t)sizeof(*word)
+		       ? 0
+		       : emu_err(SPM_E_TRUNCATED, "%s: cannot read its epoch", path);
+}
+
+/* check_epochs -- the data file and the meta file are of one state of the
+ * pool; *epoch: the newest epoch either names. */
+static int check_epochs(const char *path, const char *meta_path, uint64_t *epoch)
+{
+	uint64_t dw, sw, nw, d, s, n;
+	int rc = read_word(path, DH_EPOCH_OFF, &dw);
+	if (!rc)
+		rc = read_word(meta_path, SB_EPOCH_OFF, &sw);
+	if (!rc)
+		rc = read_word(meta_path, SB_NEXT_OFF, &nw);
+	if (rc)
+		return rc;
+	if (!epoch_of(dw, &d))
+		return emu_err(SPM_E_CORRUPT, "%s: epoch word damaged", path);
+	if (!epoch_of(sw, &s) || !epoch_of(nw, &n))
+		return emu_err(SPM_E_CORRUPT, "%s: epoch word damaged", meta_path);
+	if (d != s && !(n && d == n))
+		return emu_err(SPM_E_MISMATCH, "%s (epoch %llu) and %s (epoch %llu) are from "
+			       "different states of the pool: one of them is an older copy",
+			       path, (unsigned long long)d, meta_path, (unsigned long long)s);
+	*epoch = d > s ? d : s;
+	*epoch = n > *epoch ? n : *epoch;
+	return 0;
+}
+
+/* store_word -- one durable 8-byte store into a media file. */
+static void store_word(struct emu *e, uint8_t *base, uint64_t off, uint64_t v)
+{
+	uint64_t *w = (uint64_t *)(base + off);
+	__atomic_store_n(w, v, __ATOMIC_RELEASE);
+	media_persist(&e->media, w, sizeof(*w));
+	e->stat[ST_MEDIA_WRITES_META]++;
+}
+
+/* epoch_raise -- both files to the next epoch (the order above). */
+static void epoch_raise(struct emu *e)
+{
+	uint64_t w = epoch_word(++e->epoch);
+	store_word(e, e->media.meta, SB_NEXT_OFF, w);
+	store_word(e, e->media.data, DH_EPOCH_OFF, w);
+	store_word(e, e->media.meta, SB_EPOCH_OFF, w);
+	store_word(e, e->media.meta, SB_NEXT_OFF, 0);
+}
+
 /* set_state -- the superblock's clean/dirty word: one 8-byte store. */
 static void set_state(struct emu *e, uint64_t state)
 {
@@ -498,7 +593,7 @@ static int check_rsr(const char *meta_path, const struct superblock *sb)
 
 /* validate -- read and check both headers; nothing is written. */
 static int validate(const char *path, const char *meta_path, struct data_hdr *dh,
-		    struct superblock *sb)
+		    struct superblock *sb, uint64_t *epoch)
 {
 	off_t dsize, msize;
 	ssize_t got = read_head(path, dh, sizeof(*dh), &dsize);
@@ -564,7 +659,7 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 	if ((uint64_t)msize != sb->meta_size)
 		return emu_err(SPM_E_TRUNCATED, "%s: size %lld, superblock says %llu",
 			       meta_path, (long long)msize, (unsigned long long)sb->meta_size);
-	if ((rc = check_rsr(meta_path, sb)))
+	if ((rc = check_rsr(meta_path, sb)) || (rc = check_epochs(path, meta_path, epoch)))
 		return rc;
 	if (sb->state == SB_STATE_DIRTY)
 		return check_adr(meta_path, sb);
@@ -602,7 +697,7 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	sprintf(meta_path, "%s.meta", path);
 	struct data_hdr dh;
 	struct superblock sb;
-	rc = validate(path, meta_path, &dh, &sb);
+	rc = validate(path, meta_path, &dh, &sb, &e->epoch);
 	free(meta_path);
 	if (rc)
 		goto fail;
@@ -721,6 +816,7 @@ int emu_close(struct emu *e)
 	ctrl_drain_all(e);
 	if (e->design->enc == ENC_CTR)
 		sync_counters(e);
+	epoch_raise(e); /* a copy of either file made while open is now older */
 	set_state(e, SB_STATE_CLEAN);
 	pthread_mutex_unlock(&e->lock);
 	emu_free(e);
@@ -733,6 +829,7 @@ void emu_mark_dirty(struct emu *e)
 {
 	if (e->sb->state != SB_STATE_DIRTY)
 		set_state(e, SB_STATE_DIRTY);
+	epoch_raise(e);
 }
 
 /* emu_abandon -- give up an open pool without a clean shutdown: nothing is

@@ -458,6 +458,7 @@ struct emu {
 	uint64_t stop_loss;
 	int audit_fd;       /* SPM_AUDIT: every encryption pad, or -1 */
 	char *made_key;     /* the key file this creation made (removed if it fails) */
+	uint64_t epoch;     /* of both files (emu.c: epochs) */
 	struct dropped { uint64_t line, ctr; } *dropped; /* unready pairs dropped */
 	int direct; /* the current line of a long range bypasses the queue */
 	size_t ndropped;

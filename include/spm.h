@@ -132,15 +132,16 @@ enum spm_error {
 	SPM_E_NOTPOOL = -2000,   /* the file is not an spm pool (bad magic) */
 	SPM_E_TRUNCATED = -2001, /* a pool file is shorter or longer than its geometry */
 	SPM_E_CORRUPT = -2002,   /* a superblock or header checksum does not match */
-	SPM_E_MISMATCH = -2003,  /* data and meta files belong to different pools */
-	SPM_E_VERSION = -2004,   /* the pool was written by a newer format version */
+	SPM_E_MISMATCH = -2003,  /* data and meta files belong to different pools, or
+	                            to different states of one (an older copy) */
+	SPM_E_VERSION = -2004,   /* a format version this spm does not read */
 	SPM_E_KEY = -2005,       /* the key does not match the pool's key check value */
 	SPM_E_KEYFILE = -2006,   /* the key file is missing, unreadable or malformed */
 	SPM_E_DESIGN = -2007,    /* unknown design name, or not the pool's design */
 	SPM_E_OPTION = -2008,    /* unknown option key or bad option value */
 	SPM_E_NOSPACE = -2009,   /* no free run of that size in the heap, or the log is full */
 	SPM_E_INVAL = -2010,     /* an argument is invalid (bad offset, size, state) */
-	SPM_E_BUSY = -2011,      /* the pool is open in another process, or no lane free */
+	SPM_E_BUSY = -2011,      /* the pool is already open, or no lane is free */
 	SPM_E_TXSTATE = -2012,   /* no transaction / already in a transaction */
 	SPM_E_CRYPTO = -2013,    /* the crypto library failed */
 	SPM_E_LAST = -2013

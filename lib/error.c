@@ -8,7 +8,7 @@ static const char *const messages[] = {
 	"not an spm pool",
 	"pool file truncated",
 	"pool header corrupt",
-	"pool files belong to different pools",
+	"pool files belong to different pools (or to different states of one)",
 	"pool format version not supported (too new, or an older pre-1.0 heap)",
 	"wrong key",
 	"bad or missing key file",
