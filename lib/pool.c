@@ -139,6 +139,9 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 	if (size < POOL_MIN_SIZE)
 		return emu_err(SPM_E_INVAL, "spm_create: %s: size %zu is below the minimum "
 			       "of %u bytes", path, size, POOL_MIN_SIZE);
+	if ((uint64_t)size > POOL_MAX_SIZE)
+		return emu_err(SPM_E_INVAL, "spm_create: %s: size %zu is above the maximum "
+			       "of 2^48 bytes", path, size);
 	struct emu_config cfg;
 	int rc = config_parse(&cfg, options);
 	if (rc)

@@ -18,6 +18,7 @@
 #define POOL_NLANES 16u /* at most 32: a bit each in spm_pool.claiming */
 #define POOL_LANE_SIZE (64u * 1024u)
 #define POOL_MIN_SIZE (4u << 20)
+#define POOL_MAX_SIZE (1ull << 48) /* 256 TiB: far beyond any file here, and no size_t wraps */
 #define UNIT 64u /* allocation unit: one line */
 /* A lane: LANE_SLOTS header slots (CounterAtomic lines; transaction g uses
  * slot g mod LANE_SLOTS), then the log, a ring of entries (txlog.c).  The

@@ -568,6 +568,8 @@ static void option(void **state)
 	/* options refused only once the design and the size are known: a
 	 * counter cache too large for the pool's shadow table, an unwritable
 	 * SPM_AUDIT; nothing is left behind either */
+	assert_int_equal(spm_create(&p, c, SIZE_MAX, NULL), SPM_E_INVAL); /* no wrap to 0 */
+	expect_no_files(c);
 	assert_int_equal(spm_create(&p, c, POOL_SIZE, "ctr_cache_kib=16384"), SPM_E_OPTION);
 	assert_null(p);
 	expect_no_files(c);
