@@ -186,16 +186,22 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 	e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
 	count_data_write(e, line, e->design->ca == CA_COLOCATED ? EMU_LINE + 8 : EMU_LINE);
 	note_pending(e, core, accept);
-	if (e->direct && !(flags & WQ_PAIRED)) {
+	if (e->direct && !(flags & (WQ_PAIRED | WQ_COLOC))) {
 		write_direct(e, line, plain, pad, ctr, aux, flags);
 		return NULL;
 	}
 	struct wq_entry *w = wq_reserve(e, &e->qdata);
 	if (pad) {
 		/* the pad is used: its ciphertext is now in the (ADR) media */
+		wq_mark_reserved(e, w, line, ctr); /* before the audit record too */
 		if (__builtin_expect(e->audit_fd >= 0, 0))
 			audit_pads(e, &line, &ctr, 1);
 		line_xor(w->payload, plain, pad);
+		/* not for a page re-encryption's line: its resume encrypts the
+		 * same plaintext under the same counter again, which the
+		 * invariant allows but the (line, counter) auditor would count */
+		if (!(flags & WQ_RSR))
+			emu_crash_point("wpq.payload_written");
 	} else {
 		memcpy(w->payload, plain, EMU_LINE);
 	}
@@ -207,6 +213,12 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 /* shadow_record -- Anubis-style: the way now holding cl is recorded durably. */
 static void shadow_record(struct emu *e, uint64_t cl)
 {
+	/* recovery reads the table it left (ctrl_advance_stale) and writes
+	 * only counter-atomic pairs, which leave no dirty counter: recording
+	 * would overwrite a slot not yet read, whose lines would keep their
+	 * lost counters */
+	if (e->recovering)
+		return;
 	uint64_t *slot = &e->shadow[e->cc.last - e->cc.way];
 	if (*slot == cl + 1)
 		return;
@@ -623,7 +635,12 @@ static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uin
 		for (unsigned i = 0, run; i < k; i += run) {
 			run = lone ? lone_run(e, lines[i], k - i) : 0;
 			if (run) { /* lone entries: write_one's path, batched */
-				unsigned nd = direct_left < run ? (unsigned)direct_left : run;
+				/* a co-located counter goes home with its line through
+				 * the queue: written straight home the two are two
+				 * stores, and a kill between them leaves the line ahead
+				 * of its counter (a pad used again) */
+				unsigned nd = (lone & WQ_COLOC) ? 0
+					      : direct_left < run ? (unsigned)direct_left : run;
 				direct_left -= nd;
 				write_run(e, core, lines + i, ctrs + i, t_pad + i, run, nd, base,
 					  enc ? pads + i * EMU_LINE : NULL, lone);
@@ -730,22 +747,41 @@ static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
  * Each line is re-encrypted as a counter-atomic pair; a crash in the middle
  * is recovered again.
  */
+static int advance_stale(struct emu *e, uint64_t first_line);
+
 int ctrl_advance_stale(struct emu *e)
 {
 	uint64_t first_line = EMU_DATA_HDR_SIZE / EMU_LINE;
+	int rc = advance_stale(e, first_line);
+	e->recovering = 0;
+	return rc;
+}
+
+/* advance_stale -- ctrl_advance_stale's work, with shadow_record off. */
+static int advance_stale(struct emu *e, uint64_t first_line)
+{
+	e->recovering = 1;
 	if (reenc_resume(e))
 		return -1;
 	/* the view is loaded from home next */
 	wq_drain_all(e, &e->qdata);
 	wq_drain_all(e, &e->qctr);
 	for (size_t i = 0; i < e->ndropped; i++) {
-		uint64_t l = e->dropped[i].line;
-		if (l >= first_line && l < e->nlines && e->dropped[i].ctr >= e->cur_ctr[l] &&
-		    advance_line(e, l, e->dropped[i].ctr + 1))
+		/* past the largest counter any dropped pair of the line used: a
+		 * recovery that crashed left older ones in the table */
+		uint64_t l = e->dropped[i].line, c = e->dropped[i].ctr;
+		for (size_t j = 0; j < e->ndropped; j++)
+			if (e->dropped[j].line == l && e->dropped[j].ctr > c)
+				c = e->dropped[j].ctr;
+		if (l >= first_line && l < e->nlines && c >= e->cur_ctr[l] &&
+		    advance_line(e, l, c + 1))
 			return -1;
 		wq_drain_all(e, &e->qdata);
 		wq_drain_all(e, &e->qctr);
 	}
+	/* every dropped line is past its counter, durably: the table kept
+	 * them until now (a crash above finds them again) */
+	wq_dropped_done(e);
 	for (uint64_t s = 0; e->tracks_stale && s < e->shadow_slots; s++) {
 		if (!e->shadow[s])
 			continue;

@@ -195,6 +195,7 @@ static int attach(struct emu *e)
 	e->nlines = sb->nlines;
 	e->ctr_home = (uint64_t *)(e->media.meta + sb->ctr_off);
 	e->rsr = (struct rsr *)adr;
+	e->adr_dropped = (struct adr_dropped *)(adr + ADR_DROPPED_OFF);
 	e->ca_bits = e->media.meta + sb->ca_off;
 	e->shadow = (uint64_t *)(e->media.meta + sb->shadow_off);
 	e->shadow_slots = sb->shadow_slots;
@@ -571,7 +572,8 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 /*
  * check_rsr -- the re-encryption status register names a page of the pool
  * under a major that can grow, and only in a dirty pool with split counters
- * (a clean shutdown never leaves a page half re-encrypted).
+ * (a clean shutdown never leaves a page half re-encrypted); the dropped-pairs
+ * table fits and is empty in a clean pool.
  */
 static int check_rsr(const char *meta_path, const struct superblock *sb)
 {
@@ -579,10 +581,17 @@ static int check_rsr(const char *meta_path, const struct superblock *sb)
 	if (fd < 0)
 		return emu_err(-errno, "%s: %s", meta_path, strerror(errno));
 	struct rsr rsr;
+	uint64_t ndropped = 0;
 	ssize_t got = pread(fd, &rsr, sizeof(rsr), (off_t)sb->adr_off);
+	if (got == (ssize_t)sizeof(rsr) &&
+	    pread(fd, &ndropped, sizeof(ndropped), (off_t)(sb->adr_off + ADR_DROPPED_OFF)) !=
+		    (ssize_t)sizeof(ndropped))
+		got = -1;
 	close(fd);
 	if (got != (ssize_t)sizeof(rsr))
 		return emu_err(SPM_E_TRUNCATED, "%s: cannot read the ADR region", meta_path);
+	if (ndropped > ADR_DROPPED_MAX || (ndropped && sb->state != SB_STATE_DIRTY))
+		return emu_err(SPM_E_CORRUPT, "%s: bad dropped-pairs table", meta_path);
 	if (rsr.active && (sb->state != SB_STATE_DIRTY || sb->ctr_layout != LAYOUT_SPLIT ||
 			   rsr.active > sb->nlines / 64 ||
 			   rsr.old_major >= (1ull << (64 - sb->minor_bits)) - 1))
@@ -670,8 +679,12 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 int ctrl_recover(struct emu *e)
 {
 	uint64_t drained, dropped;
-	if (wq_recover(e, e->qdata.slot, e->qdata.cap, e->qctr.slot, e->qctr.cap,
-		       &drained, &dropped))
+	int rc = wq_recover(e, e->qdata.slot, e->qdata.cap, e->qctr.slot, e->qctr.cap,
+			    &drained, &dropped);
+	if (rc == -2)
+		return emu_err(SPM_E_CORRUPT, "%s: more than %u dropped pairs to recover",
+			       e->media.meta_path, ADR_DROPPED_MAX);
+	if (rc)
 		return emu_err(-ENOMEM, "out of memory in recovery");
 	e->stat[ST_REC_DRAINED] += drained;
 	e->stat[ST_REC_DROPPED] += dropped;
@@ -770,6 +783,7 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	wq_attach(&e->qctr, d + sb.adr_data_cap, sb.adr_ctr_cap, sb.adr_ctr_cap,
 		  &e->tm.qctr);
 	e->rsr = (struct rsr *)(e->media.meta + sb.adr_off);
+	e->adr_dropped = (struct adr_dropped *)(e->media.meta + sb.adr_off + ADR_DROPPED_OFF);
 	e->was_dirty = e->sb->state == SB_STATE_DIRTY;
 	if (e->was_dirty && (rc = ctrl_recover(e)))
 		goto fail;

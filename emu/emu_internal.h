@@ -311,6 +311,9 @@ enum {
 	WQ_COLOC = 8u,  /* the entry's counter is in aux and goes home with it */
 	WQ_RSR = 16u,   /* a line re-encrypted under the RSR (reenc.c): complete
 			   once valid, rolled forward at recovery */
+	WQ_RESERVED = 32u, /* not valid yet: its ciphertext is being written, under
+			    * the counter held in seq, for the line in addr
+			    * (recovery advances the line past it) */
 };
 struct wq_entry {
 	uint64_t seq;
@@ -332,6 +335,25 @@ struct rsr {
 	uint64_t done;      /* bit i: line i of the page is under the new major */
 	uint64_t pad;
 };
+/*
+ * The lines of the unready pairs a recovery dropped, and the counters their
+ * dropped ciphertext used, kept in the ADR region's header from the moment
+ * the queues are cleared until every one is re-encrypted past its counter
+ * (ctrl_advance_stale): a crash in between finds them again.  Unready pairs
+ * exist only within one controller call, at most a batch of them.
+ */
+#define ADR_DROPPED_OFF 64u
+#define ADR_DROPPED_MAX 240u
+struct adr_dropped {
+	uint64_t n; /* entries, set with one store after they are written */
+	uint64_t pad;
+	struct {
+		uint64_t line, ctr;
+	} e[ADR_DROPPED_MAX];
+};
+_Static_assert(ADR_DROPPED_OFF >= sizeof(struct rsr) &&
+	       ADR_DROPPED_OFF + sizeof(struct adr_dropped) <= ADR_HDR_SIZE,
+	       "the dropped table in the ADR header");
 #define SHADOW_SLOTS 131072u /* counter caches up to 8 MiB */
 #define STOP_LOSS_DEFAULT (1u << 20)
 
@@ -433,6 +455,7 @@ struct emu {
 	unsigned minor_bits;       /* split layout */
 	enum ctr_placement placement;
 	struct rsr *rsr;           /* in the ADR region */
+	struct adr_dropped *adr_dropped; /* in the ADR region's header */
 	struct media media;
 	struct superblock *sb;
 	uint64_t nlines;
@@ -459,6 +482,7 @@ struct emu {
 	int audit_fd;       /* SPM_AUDIT: every encryption pad, or -1 */
 	char *made_key;     /* the key file this creation made (removed if it fails) */
 	uint64_t epoch;     /* of both files (emu.c: epochs) */
+	int recovering;     /* ctrl_advance_stale runs: no shadow records */
 	struct dropped { uint64_t line, ctr; } *dropped; /* unready pairs dropped */
 	int direct; /* the current line of a long range bypasses the queue */
 	size_t ndropped;

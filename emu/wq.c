@@ -53,6 +53,29 @@ WQ_INLINE void store_state(struct emu *e, int persist, struct wq_entry *w, uint6
 	persist_if(e, persist, &w->state, sizeof(w->state));
 }
 
+/*
+ * mark_reserved -- before a pad's ciphertext goes into slot w: the line and
+ * the counter it is encrypted under, then the reserved state, durable first.
+ * A crash before the entry is published leaves the ciphertext in the file;
+ * recovery then advances the line past that counter as for a dropped pair
+ * (a second encryption under it would sit beside this one).  The three
+ * words share the slot's first cache line: one persist.
+ */
+WQ_INLINE void mark_reserved(struct emu *e, int persist, struct wq_entry *w, uint64_t line,
+			     uint64_t ctr)
+{
+	w->seq = ctr;
+	w->addr = line;
+	__atomic_store_n(&w->state, (uint64_t)WQ_RESERVED, __ATOMIC_RELEASE);
+	persist_if(e, persist, w, offsetof(struct wq_entry, aux));
+}
+
+/* wq_mark_reserved -- mark_reserved with the media's durability mode. */
+void wq_mark_reserved(struct emu *e, struct wq_entry *w, uint64_t line, uint64_t ctr)
+{
+	mark_reserved(e, e->media.persist_on, w, line, ctr);
+}
+
 /* set_ready -- the store that sets an entry's ready bit. */
 WQ_INLINE void set_ready(struct emu *e, int persist, struct wq_entry *w)
 {
@@ -183,9 +206,11 @@ WQ_INLINE void push_run(struct emu *e, int persist, int armed, int audit, struct
 		const uint8_t *plain = view + line[i] * EMU_LINE;
 		if (pads) {
 			/* the pad is used: its ciphertext is now in the (ADR) media */
+			mark_reserved(e, persist, w, line[i], ctr[i]);
 			if (audit)
 				audit_pads(e, &line[i], &ctr[i], 1);
 			line_xor(w->payload, plain, pads + (size_t)i * EMU_LINE);
+			crash_if(armed, "wpq.payload_written");
 		} else {
 			memcpy(w->payload, plain, EMU_LINE);
 		}
@@ -238,9 +263,11 @@ WQ_INLINE void pair_run(struct emu *e, int persist, int armed, int audit,
 		publish(e, persist, &lc, cseq, cl, 0, 0);
 		crash_if(armed, "wpq.ctr_enqueued");
 		struct wq_entry *d = reserve(e, persist, armed, &ld, 0);
+		mark_reserved(e, persist, d, line[i], ctr[i]);
 		if (audit)
 			audit_pads(e, &line[i], &ctr[i], 1);
 		line_xor(d->payload, view + line[i] * EMU_LINE, pads + (size_t)i * EMU_LINE);
+		crash_if(armed, "wpq.payload_written");
 		publish(e, persist, &ld, seq++, line[i], cseq, WQ_PAIRED);
 		crash_if(armed, "wpq.data_enqueued");
 		set_ready(e, persist, c);
@@ -300,6 +327,16 @@ static int by_seq(const void *a, const void *b)
 	return x->w->seq < y->w->seq ? -1 : x->w->seq > y->w->seq;
 }
 
+/* add_dropped -- line's pad under counter ctr was used (in memory). */
+static void add_dropped(struct emu *e, uint64_t line, uint64_t ctr)
+{
+	struct dropped *d = realloc(e->dropped, (e->ndropped + 1) * sizeof(*d));
+	if (!d)
+		abort();
+	e->dropped = d;
+	d[e->ndropped++] = (struct dropped){line, ctr};
+}
+
 /* note_dropped -- an unready pair's data was encrypted under its partner's counter. */
 static void note_dropped(struct emu *e, const struct wq_entry *w,
 			 const struct wq_entry *ctr, unsigned cap)
@@ -309,13 +346,47 @@ static void note_dropped(struct emu *e, const struct wq_entry *w,
 			uint64_t c[64];
 			unsigned per = e->layout->lines_per_ctr_line;
 			e->layout->decode(ctr[i].payload, e->minor_bits, c);
-			struct dropped *d = realloc(e->dropped, (e->ndropped + 1) * sizeof(*d));
-			if (!d)
-				abort();
-			e->dropped = d;
-			d[e->ndropped++] = (struct dropped){w->addr, c[w->addr % per]};
+			add_dropped(e, w->addr, c[w->addr % per]);
 			return;
 		}
+}
+
+/*
+ * keep_dropped -- the dropped pairs durable in the ADR header (struct
+ * adr_dropped) before the queues that hold them are cleared: entries first,
+ * then their count with one store.  The table's entries (a recovery that
+ * crashed) were loaded first; a line already there with a counter at least
+ * as large is not added again.  -1 if the table is full.
+ */
+static int keep_dropped(struct emu *e, int persist, size_t loaded)
+{
+	struct adr_dropped *t = e->adr_dropped;
+	uint64_t n = t->n;
+	for (size_t i = loaded; i < e->ndropped; i++) {
+		const struct dropped *d = &e->dropped[i];
+		int known = 0;
+		for (uint64_t k = 0; k < n && !known; k++)
+			known = t->e[k].line == d->line && t->e[k].ctr >= d->ctr;
+		if (known)
+			continue;
+		if (n == ADR_DROPPED_MAX)
+			return -1;
+		t->e[n].line = d->line;
+		t->e[n].ctr = d->ctr;
+		persist_if(e, persist, &t->e[n], sizeof(t->e[n]));
+		n++;
+	}
+	__atomic_store_n(&t->n, n, __ATOMIC_RELEASE);
+	persist_if(e, persist, &t->n, sizeof(t->n));
+	return 0;
+}
+
+/* wq_dropped_done -- every dropped pair's line is past its counter: the
+ * table is emptied (ctrl_advance_stale). */
+void wq_dropped_done(struct emu *e)
+{
+	__atomic_store_n(&e->adr_dropped->n, 0, __ATOMIC_RELEASE);
+	persist_if(e, e->media.persist_on, &e->adr_dropped->n, sizeof(e->adr_dropped->n));
 }
 
 /* partner_ready -- is the counter entry with sequence seq ready? */
@@ -342,8 +413,15 @@ int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 		return -1;
 	unsigned n = 0;
 	*drained = *dropped = 0;
+	/* a recovery that crashed left these (check_rsr bounded the count) */
+	const struct adr_dropped *t = e->adr_dropped;
+	for (uint64_t k = 0; k < t->n; k++)
+		add_dropped(e, t->e[k].line, t->e[k].ctr);
+	size_t loaded = e->ndropped;
 	for (unsigned i = 0; i < dcap; i++) {
 		struct wq_entry *w = &data[i];
+		if ((w->state & (WQ_VALID | WQ_RESERVED)) == WQ_RESERVED)
+			add_dropped(e, w->addr, w->seq); /* its ciphertext was being written */
 		if (!(w->state & WQ_VALID))
 			continue;
 		/* a re-encrypted line is complete once valid: rolled forward */
@@ -376,6 +454,9 @@ int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 	}
 	*drained = n;
 	free(r);
+	if (keep_dropped(e, e->media.persist_on, loaded))
+		return -2;
+	emu_crash_point("recovery.dropped_kept");
 	for (unsigned i = 0; i < dcap; i++)
 		if (data[i].state)
 			store_state(e, e->media.persist_on, &data[i], 0);

@@ -20,4 +20,6 @@ void wq_home_write(struct emu *e, const struct wq_entry *w, int is_ctr, int in_o
 int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 	       struct wq_entry *ctr, unsigned ccap, uint64_t *drained,
 	       uint64_t *dropped);
+void wq_dropped_done(struct emu *e);
+void wq_mark_reserved(struct emu *e, struct wq_entry *w, uint64_t line, uint64_t ctr);
 #endif
