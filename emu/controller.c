@@ -745,7 +745,8 @@ static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
  *    names may have lost up to stop_loss increments; its lines are advanced
  *    by stop_loss.
  * Each line is re-encrypted as a counter-atomic pair; a crash in the middle
- * is recovered again.
+ * is recovered again.  -1 if re-encryption failed, -2 if the ADR region
+ * names a counter no write could have used (damaged).
  */
 static int advance_stale(struct emu *e, uint64_t first_line);
 
@@ -773,8 +774,15 @@ static int advance_stale(struct emu *e, uint64_t first_line)
 		for (size_t j = 0; j < e->ndropped; j++)
 			if (e->dropped[j].line == l && e->dropped[j].ctr > c)
 				c = e->dropped[j].ctr;
-		if (l >= first_line && l < e->nlines && c >= e->cur_ctr[l] &&
-		    advance_line(e, l, c + 1))
+		if (l < first_line || l >= e->nlines)
+			continue;
+		/* no write runs ahead of its stored counter by more than the
+		 * stop-loss bound (at most 2^32): a larger one is a damaged
+		 * ADR region, which split counters would chase page
+		 * re-encryption by page re-encryption */
+		if (c > e->cur_ctr[l] + (1ull << 32))
+			return -2;
+		if (c >= e->cur_ctr[l] && advance_line(e, l, c + 1))
 			return -1;
 		wq_drain_all(e, &e->qdata);
 		wq_drain_all(e, &e->qctr);

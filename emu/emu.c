@@ -791,8 +791,12 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	 * and checks it first, and a pool it refuses is left as it was */
 	if ((rc = attach(e)))
 		goto fail;
-	if (e->was_dirty && e->design->enc == ENC_CTR && ctrl_advance_stale(e)) {
-		rc = emu_err(SPM_E_CRYPTO, "%s: re-encrypting stale counters failed", path);
+	int stale = e->was_dirty && e->design->enc == ENC_CTR ? ctrl_advance_stale(e) : 0;
+	if (stale) {
+		rc = stale == -2 ? emu_err(SPM_E_CORRUPT, "%s.meta: the ADR region names a "
+					   "counter far beyond its line's (damaged)", path)
+				 : emu_err(SPM_E_CRYPTO, "%s: re-encrypting stale counters failed",
+					   path);
 		goto fail;
 	}
 	*out = e;

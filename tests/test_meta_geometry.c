@@ -208,11 +208,65 @@ static void adr_entries(void **state)
 	assert_int_equal(spm_close(p), 0);
 }
 
+/*
+ * reserved -- the ADR header's dropped-pairs table and reserved data slots
+ * (session 9): a count beyond the table, or any entry in a clean pool, is
+ * refused before a file changes; a reserved slot in range is recovered (its
+ * line re-encrypted past the slot's counter), one that names a counter no
+ * write could have used is SPM_E_CORRUPT (split counters would chase it
+ * one page re-encryption at a time).
+ */
+static void reserved(void **state)
+{
+	(void)state;
+	size_t table = sb0.adr_off + ADR_DROPPED_OFF, dq = sb0.adr_off + ADR_HDR_SIZE;
+	uint64_t n = ADR_DROPPED_MAX + 1;
+	struct superblock s = sb0;
+	s.state = SB_STATE_DIRTY;
+	uint8_t *m = with_sb(s, len_meta);
+	memcpy(m + table, &n, 8);
+	refused("dropped table overfull", m, len_meta, "dropped-pairs table");
+	free(m);
+	n = 1;
+	m = with_sb(sb0, len_meta); /* clean */
+	memcpy(m + table, &n, 8);
+	refused("dropped entry in a clean pool", m, len_meta, "dropped-pairs table");
+	free(m);
+	/* a reserved slot whose counter is in reach: its line is re-encrypted */
+	uint64_t line = sb0.nlines - 1;
+	struct wq_entry w = {.seq = 5, .addr = line, .state = WQ_RESERVED};
+	m = with_sb(s, len_meta);
+	memcpy(m + dq, &w, sizeof(w));
+	spit(path, img_data, len_data);
+	spit(meta_path, m, len_meta);
+	spm_pool *p = NULL;
+	if (spm_open(&p, path, NULL))
+		fail_msg("reserved slot in reach: %s", spm_errormsg());
+	uint64_t re = 0;
+	assert_int_equal(spm_stat(p, "recovery.reencrypted", &re), 0);
+	assert_true(re >= 1);
+	const char *r = spm_root(p, 64);
+	assert_non_null(r);
+	assert_string_equal(r, msg_text);
+	assert_int_equal(spm_close(p), 0);
+	/* and one far beyond any write */
+	w.seq = 1ull << 62;
+	memcpy(m + dq, &w, sizeof(w));
+	spit(path, img_data, len_data);
+	spit(meta_path, m, len_meta);
+	free(m);
+	assert_int_equal(spm_open(&p, path, NULL), SPM_E_CORRUPT);
+	assert_non_null(strstr(spm_errormsg(), "far beyond"));
+	spit(path, img_data, len_data);
+	spit(meta_path, img_meta, len_meta);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(geometry),
 		cmocka_unit_test(adr_entries),
+		cmocka_unit_test(reserved),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
