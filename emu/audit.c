@@ -22,9 +22,12 @@ int audit_open(struct emu *e)
 	e->audit_fd = -1;
 	if (!path || !*path || e->design->enc != ENC_CTR)
 		return 0;
-	e->audit_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	/* O_NONBLOCK: a FIFO without a reader is refused, not waited on */
+	e->audit_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0600);
 	if (e->audit_fd < 0)
 		return emu_err(SPM_E_OPTION, "SPM_AUDIT=%s: %s", path, strerror(errno));
+	/* its records are then written whole, as to a file */
+	(void)fcntl(e->audit_fd, F_SETFL, O_APPEND);
 	return 0;
 }
 

@@ -777,10 +777,11 @@ static int advance_stale(struct emu *e, uint64_t first_line)
 		if (l < first_line || l >= e->nlines)
 			continue;
 		/* no write runs ahead of its stored counter by more than the
-		 * stop-loss bound (at most 2^32): a larger one is a damaged
-		 * ADR region, which split counters would chase page
-		 * re-encryption by page re-encryption */
-		if (c > e->cur_ctr[l] + (1ull << 32))
+		 * stop-loss bound (at most 2^32, checked at open) or a page
+		 * re-encryption's step: a larger lead is a damaged ADR region,
+		 * which split counters would chase page re-encryption by page
+		 * re-encryption */
+		if (c > e->cur_ctr[l] && c - e->cur_ctr[l] > e->stop_loss + (1ull << 32))
 			return -2;
 		if (c >= e->cur_ctr[l] && advance_line(e, l, c + 1))
 			return -1;

@@ -174,7 +174,6 @@ static int load_split_counters(struct emu *e)
 	return 0;
 }
 
-/* attach -- point at the meta file's regions; volatile counters from storage. */
 /* check_cache_fits -- the counter cache has at most slots lines (the
  * shadow table records one slot per way). */
 static int check_cache_fits(const struct emu *e, uint64_t slots)
@@ -185,6 +184,7 @@ static int check_cache_fits(const struct emu *e, uint64_t slots)
 	return 0;
 }
 
+/* attach -- point at the meta file's regions; volatile counters from storage. */
 static int attach(struct emu *e)
 {
 	int rc;
@@ -254,8 +254,10 @@ static void emu_free(struct emu *e)
 /*
  * Epochs: which state of the pool a file is from.  The data file's header
  * page and the superblock's page each hold an epoch word, raised together
- * when a pool is opened for use and when it is closed (emu_mark_dirty,
- * emu_close).  An older copy of one of the two files beside a newer copy of
+ * when a pool is opened for use and when it is closed (emu_mark_dirty for a
+ * clean pool; emu_open before recovery writes a dirty one; emu_close).  The
+ * words are checked before the files are opened and again once the pool is
+ * locked and mapped.  An older copy of one of the two files beside a newer copy of
  * the other -- one file restored from a backup, a meta file copied in from
  * another time -- carries another epoch and is refused (SPM_E_MISMATCH)
  * before its stale counters could reuse a pad.  A raise is four 8-byte
@@ -302,18 +304,12 @@ static int read_word(const char *path, uint64_t off, uint64_t *word)
 		       : emu_err(SPM_E_TRUNCATED, "%s: cannot read its epoch", path);
 }
 
-/* check_epochs -- the data file and the meta file are of one state of the
- * pool; *epoch: the newest epoch either names. */
-static int check_epochs(const char *path, const char *meta_path, uint64_t *epoch)
+/* epochs_agree -- the words of the data file (dw) and the meta file (sw,
+ * nw) are of one state of the pool; *epoch: the newest epoch they name. */
+static int epochs_agree(const char *path, const char *meta_path, uint64_t dw, uint64_t sw,
+			uint64_t nw, uint64_t *epoch)
 {
-	uint64_t dw, sw, nw, d, s, n;
-	int rc = read_word(path, DH_EPOCH_OFF, &dw);
-	if (!rc)
-		rc = read_word(meta_path, SB_EPOCH_OFF, &sw);
-	if (!rc)
-		rc = read_word(meta_path, SB_NEXT_OFF, &nw);
-	if (rc)
-		return rc;
+	uint64_t d, s, n;
 	if (!epoch_of(dw, &d))
 		return emu_err(SPM_E_CORRUPT, "%s: epoch word damaged", path);
 	if (!epoch_of(sw, &s) || !epoch_of(nw, &n))
@@ -325,6 +321,28 @@ static int check_epochs(const char *path, const char *meta_path, uint64_t *epoch
 	*epoch = d > s ? d : s;
 	*epoch = n > *epoch ? n : *epoch;
 	return 0;
+}
+
+/* check_epochs -- epochs_agree of the files' words, read before opening. */
+static int check_epochs(const char *path, const char *meta_path, uint64_t *epoch)
+{
+	uint64_t dw, sw, nw;
+	int rc = read_word(path, DH_EPOCH_OFF, &dw);
+	if (!rc)
+		rc = read_word(meta_path, SB_EPOCH_OFF, &sw);
+	if (!rc)
+		rc = read_word(meta_path, SB_NEXT_OFF, &nw);
+	return rc ? rc : epochs_agree(path, meta_path, dw, sw, nw, epoch);
+}
+
+/* check_epochs_mapped -- epochs_agree again once the pool is locked and
+ * mapped (another process may have closed it since check_epochs). */
+static int check_epochs_mapped(struct emu *e)
+{
+	const uint64_t *dw = (const uint64_t *)(e->media.data + DH_EPOCH_OFF);
+	const uint64_t *sw = (const uint64_t *)(e->media.meta + SB_EPOCH_OFF);
+	const uint64_t *nw = (const uint64_t *)(e->media.meta + SB_NEXT_OFF);
+	return epochs_agree(e->media.data_path, e->media.meta_path, *dw, *sw, *nw, &e->epoch);
 }
 
 /* store_word -- one durable 8-byte store into a media file. */
@@ -469,25 +487,19 @@ fail:
 }
 
 /* emu_discard -- a pool refused right after emu_create (by the runtime
- * above): free it and remove the files that creation made. */
+ * above): remove the files that creation made while it still holds the
+ * pool's lock (no other opener can have them), then free it. */
 void emu_discard(struct emu *e)
 {
 	if (!e)
 		return;
-	char *data = e->media.data_path ? strdup(e->media.data_path) : NULL;
-	char *meta = e->media.meta_path ? strdup(e->media.meta_path) : NULL;
-	char *key = e->made_key;
-	e->made_key = NULL;
+	if (e->media.data_path)
+		unlink(e->media.data_path);
+	if (e->media.meta_path)
+		unlink(e->media.meta_path);
+	if (e->made_key)
+		unlink(e->made_key);
 	emu_free(e);
-	if (data)
-		unlink(data);
-	if (meta)
-		unlink(meta);
-	if (key)
-		unlink(key);
-	free(data);
-	free(meta);
-	free(key);
 }
 
 /* read_head -- pread n bytes at 0 of a regular file; returns bytes read,
@@ -784,7 +796,13 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		  &e->tm.qctr);
 	e->rsr = (struct rsr *)(e->media.meta + sb.adr_off);
 	e->adr_dropped = (struct adr_dropped *)(e->media.meta + sb.adr_off + ADR_DROPPED_OFF);
+	if ((rc = check_epochs_mapped(e)))
+		goto fail;
 	e->was_dirty = e->sb->state == SB_STATE_DIRTY;
+	/* a dirty pool: recovery below writes both files, so their epoch is
+	 * raised first (a copy of either made before this open is older) */
+	if (e->was_dirty)
+		epoch_raise(e);
 	if (e->was_dirty && (rc = ctrl_recover(e)))
 		goto fail;
 	/* a clean pool stays clean until emu_mark_dirty: the runtime reads
@@ -845,8 +863,9 @@ int emu_close(struct emu *e)
  * use (a crash from now on is recovered at the next open). */
 void emu_mark_dirty(struct emu *e)
 {
-	if (e->sb->state != SB_STATE_DIRTY)
-		set_state(e, SB_STATE_DIRTY);
+	if (e->was_dirty)
+		return; /* marked and raised at open, before recovery */
+	set_state(e, SB_STATE_DIRTY);
 	epoch_raise(e);
 }
 

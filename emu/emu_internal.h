@@ -312,7 +312,7 @@ enum {
 	WQ_RSR = 16u,   /* a line re-encrypted under the RSR (reenc.c): complete
 			   once valid, rolled forward at recovery */
 	WQ_RESERVED = 32u, /* not valid yet: its ciphertext is being written, under
-			    * the counter held in seq, for the line in addr
+			    * the counter held in pad, for the line in addr
 			    * (recovery advances the line past it) */
 };
 struct wq_entry {
@@ -339,8 +339,9 @@ struct rsr {
  * The lines of the unready pairs a recovery dropped, and the counters their
  * dropped ciphertext used, kept in the ADR region's header from the moment
  * the queues are cleared until every one is re-encrypted past its counter
- * (ctrl_advance_stale): a crash in between finds them again.  Unready pairs
- * exist only within one controller call, at most a batch of them.
+ * (ctrl_advance_stale): a crash in between finds them again.  One entry per
+ * line (its largest counter); a crash leaves at most a few unready pairs or
+ * reserved slots, all under the controller's lock.
  */
 #define ADR_DROPPED_OFF 64u
 #define ADR_DROPPED_MAX 240u

@@ -58,16 +58,27 @@ WQ_INLINE void store_state(struct emu *e, int persist, struct wq_entry *w, uint6
  * the counter it is encrypted under, then the reserved state, durable first.
  * A crash before the entry is published leaves the ciphertext in the file;
  * recovery then advances the line past that counter as for a dropped pair
- * (a second encryption under it would sit beside this one).  The three
- * words share the slot's first cache line: one persist.
+ * (a second encryption under it would sit beside this one).  The counter is
+ * kept in the slot's spare words (pad), which publish never writes: publish
+ * stores seq and addr before the state that ends the reservation, and a
+ * kill between them must still find the counter.
  */
 WQ_INLINE void mark_reserved(struct emu *e, int persist, struct wq_entry *w, uint64_t line,
 			     uint64_t ctr)
 {
-	w->seq = ctr;
+	memcpy(w->pad, &ctr, sizeof(ctr));
+	persist_if(e, persist, w->pad, sizeof(ctr));
 	w->addr = line;
 	__atomic_store_n(&w->state, (uint64_t)WQ_RESERVED, __ATOMIC_RELEASE);
 	persist_if(e, persist, w, offsetof(struct wq_entry, aux));
+}
+
+/* reserved_ctr -- the counter a reserved slot's ciphertext is under. */
+static uint64_t reserved_ctr(const struct wq_entry *w)
+{
+	uint64_t ctr;
+	memcpy(&ctr, w->pad, sizeof(ctr));
+	return ctr;
 }
 
 /* wq_mark_reserved -- mark_reserved with the media's durability mode. */
@@ -355,8 +366,8 @@ static void note_dropped(struct emu *e, const struct wq_entry *w,
  * keep_dropped -- the dropped pairs durable in the ADR header (struct
  * adr_dropped) before the queues that hold them are cleared: entries first,
  * then their count with one store.  The table's entries (a recovery that
- * crashed) were loaded first; a line already there with a counter at least
- * as large is not added again.  -1 if the table is full.
+ * crashed) were loaded first; it holds one entry per line, whose counter
+ * only grows (only the largest matters, ctrl_advance_stale).  -1 if full.
  */
 static int keep_dropped(struct emu *e, int persist, size_t loaded)
 {
@@ -364,11 +375,16 @@ static int keep_dropped(struct emu *e, int persist, size_t loaded)
 	uint64_t n = t->n;
 	for (size_t i = loaded; i < e->ndropped; i++) {
 		const struct dropped *d = &e->dropped[i];
-		int known = 0;
-		for (uint64_t k = 0; k < n && !known; k++)
-			known = t->e[k].line == d->line && t->e[k].ctr >= d->ctr;
-		if (known)
+		uint64_t k = 0;
+		while (k < n && t->e[k].line != d->line)
+			k++;
+		if (k < n) { /* one entry per line: the larger counter, one store */
+			if (t->e[k].ctr < d->ctr) {
+				__atomic_store_n(&t->e[k].ctr, d->ctr, __ATOMIC_RELEASE);
+				persist_if(e, persist, &t->e[k].ctr, sizeof(t->e[k].ctr));
+			}
 			continue;
+		}
 		if (n == ADR_DROPPED_MAX)
 			return -1;
 		t->e[n].line = d->line;
@@ -421,7 +437,7 @@ int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 	for (unsigned i = 0; i < dcap; i++) {
 		struct wq_entry *w = &data[i];
 		if ((w->state & (WQ_VALID | WQ_RESERVED)) == WQ_RESERVED)
-			add_dropped(e, w->addr, w->seq); /* its ciphertext was being written */
+			add_dropped(e, w->addr, reserved_ctr(w)); /* its ciphertext was being written */
 		if (!(w->state & WQ_VALID))
 			continue;
 		/* a re-encrypted line is complete once valid: rolled forward */

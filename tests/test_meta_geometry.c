@@ -232,9 +232,13 @@ static void reserved(void **state)
 	memcpy(m + table, &n, 8);
 	refused("dropped entry in a clean pool", m, len_meta, "dropped-pairs table");
 	free(m);
-	/* a reserved slot whose counter is in reach: its line is re-encrypted */
-	uint64_t line = sb0.nlines - 1;
-	struct wq_entry w = {.seq = 5, .addr = line, .state = WQ_RESERVED};
+	/* a reserved slot whose counter is in reach: its line is re-encrypted
+	 * past it.  The counter is in the slot's pad; seq is what publish
+	 * stores first, as a kill inside publish leaves it (session 9 review:
+	 * recovery took seq for the counter) */
+	uint64_t line = sb0.nlines - 1, ctr = 40;
+	struct wq_entry w = {.seq = 3, .addr = line, .state = WQ_RESERVED};
+	memcpy(w.pad, &ctr, sizeof(ctr));
 	m = with_sb(s, len_meta);
 	memcpy(m + dq, &w, sizeof(w));
 	spit(path, img_data, len_data);
@@ -249,8 +253,17 @@ static void reserved(void **state)
 	assert_non_null(r);
 	assert_string_equal(r, msg_text);
 	assert_int_equal(spm_close(p), 0);
+	size_t n_meta;
+	uint8_t *after = slurp(meta_path, &n_meta); /* sca: a 64-bit counter per line */
+	uint64_t stored;
+	memcpy(&stored, after + sb0.ctr_off + line * 8, sizeof(stored));
+	free(after);
+	if (stored <= ctr)
+		fail_msg("the reserved line's counter is %llu, not past %llu",
+			 (unsigned long long)stored, (unsigned long long)ctr);
 	/* and one far beyond any write */
-	w.seq = 1ull << 62;
+	ctr = 1ull << 62;
+	memcpy(w.pad, &ctr, sizeof(ctr));
 	memcpy(m + dq, &w, sizeof(w));
 	spit(path, img_data, len_data);
 	spit(meta_path, m, len_meta);
