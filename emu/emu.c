@@ -256,8 +256,8 @@ static void emu_free(struct emu *e)
  * page and the superblock's page each hold an epoch word, raised together
  * when a pool is opened for use and when it is closed (emu_mark_dirty for a
  * clean pool; emu_open before recovery writes a dirty one; emu_close).  The
- * words are checked before the files are opened and again once the pool is
- * locked and mapped.  An older copy of one of the two files beside a newer copy of
+ * words are checked once the pool is locked and mapped, before anything is
+ * written.  An older copy of one of the two files beside a newer copy of
  * the other -- one file restored from a backup, a meta file copied in from
  * another time -- carries another epoch and is refused (SPM_E_MISMATCH)
  * before its stale counters could reuse a pad.  A raise is four 8-byte
@@ -291,19 +291,6 @@ static int epoch_of(uint64_t word, uint64_t *epoch)
 	return word == epoch_word(*epoch);
 }
 
-/* read_word -- the 8 bytes at off of path, or -errno / SPM_E_TRUNCATED. */
-static int read_word(const char *path, uint64_t off, uint64_t *word)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return emu_err(-errno, "%s: %s", path, strerror(errno));
-	ssize_t got = pread(fd, word, sizeof(*word), (off_t)off);
-	close(fd);
-	return got == (ssize_t)sizeof(*word)
-		       ? 0
-		       : emu_err(SPM_E_TRUNCATED, "%s: cannot read its epoch", path);
-}
-
 /* epochs_agree -- the words of the data file (dw) and the meta file (sw,
  * nw) are of one state of the pool; *epoch: the newest epoch they name. */
 static int epochs_agree(const char *path, const char *meta_path, uint64_t dw, uint64_t sw,
@@ -323,20 +310,9 @@ static int epochs_agree(const char *path, const char *meta_path, uint64_t dw, ui
 	return 0;
 }
 
-/* check_epochs -- epochs_agree of the files' words, read before opening. */
-static int check_epochs(const char *path, const char *meta_path, uint64_t *epoch)
-{
-	uint64_t dw, sw, nw;
-	int rc = read_word(path, DH_EPOCH_OFF, &dw);
-	if (!rc)
-		rc = read_word(meta_path, SB_EPOCH_OFF, &sw);
-	if (!rc)
-		rc = read_word(meta_path, SB_NEXT_OFF, &nw);
-	return rc ? rc : epochs_agree(path, meta_path, dw, sw, nw, epoch);
-}
-
-/* check_epochs_mapped -- epochs_agree again once the pool is locked and
- * mapped (another process may have closed it since check_epochs). */
+/* check_epochs_mapped -- epochs_agree of the words as mapped, once the pool
+ * is locked (no other process can raise them then) and before anything is
+ * written. */
 static int check_epochs_mapped(struct emu *e)
 {
 	const uint64_t *dw = (const uint64_t *)(e->media.data + DH_EPOCH_OFF);
@@ -614,7 +590,7 @@ static int check_rsr(const char *meta_path, const struct superblock *sb)
 
 /* validate -- read and check both headers; nothing is written. */
 static int validate(const char *path, const char *meta_path, struct data_hdr *dh,
-		    struct superblock *sb, uint64_t *epoch)
+		    struct superblock *sb)
 {
 	off_t dsize, msize;
 	ssize_t got = read_head(path, dh, sizeof(*dh), &dsize);
@@ -680,7 +656,7 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 	if ((uint64_t)msize != sb->meta_size)
 		return emu_err(SPM_E_TRUNCATED, "%s: size %lld, superblock says %llu",
 			       meta_path, (long long)msize, (unsigned long long)sb->meta_size);
-	if ((rc = check_rsr(meta_path, sb)) || (rc = check_epochs(path, meta_path, epoch)))
+	if ((rc = check_rsr(meta_path, sb)))
 		return rc;
 	if (sb->state == SB_STATE_DIRTY)
 		return check_adr(meta_path, sb);
@@ -722,7 +698,7 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	sprintf(meta_path, "%s.meta", path);
 	struct data_hdr dh;
 	struct superblock sb;
-	rc = validate(path, meta_path, &dh, &sb, &e->epoch);
+	rc = validate(path, meta_path, &dh, &sb);
 	free(meta_path);
 	if (rc)
 		goto fail;

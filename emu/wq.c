@@ -5,6 +5,9 @@
  * data entry marked PAIRED (ready iff its partner counter entry is ready) and
  * a counter entry whose ready bit is set by one 8-byte store: the pair becomes
  * ready together, atomically, as the paper's ADR-protected ready-bit update.
+ * A data entry whose ciphertext is being written is first marked RESERVED
+ * with its line and counter, and recovery advances such a line as it does a
+ * dropped pair's; the dropped pairs are kept in the ADR header until then.
  */
 #include <stdlib.h>
 #include <string.h>

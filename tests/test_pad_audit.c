@@ -104,7 +104,9 @@ static void fill_line(uint8_t *l, uint64_t seed, uint64_t i)
 }
 
 /* child_mix -- seed 1: persist lines 1.. one by one, then a transaction on
- * line 0; seed 2: persist every line (after the crashed session). */
+ * line 0; seed 2 and up: persist every line (after a crashed session);
+ * seed 0: every line in one call (longer than the write queue: lines that
+ * would drain within the call may go straight home). */
 static int child_mix(const char *pool, const char *options, uint64_t seed)
 {
 	spm_pool *p;
@@ -114,7 +116,12 @@ static int child_mix(const char *pool, const char *options, uint64_t seed)
 	uint8_t *b = r ? spm_ptr(p, r->buf) : NULL;
 	if (!b)
 		return 4;
-	for (uint64_t rep = 0; rep < MIX_REPS; rep++) {
+	if (seed == 0) {
+		for (uint64_t i = 0; i < MIX_LINES; i++)
+			fill_line(b + 64 * i, 7, i);
+		spm_persist(p, b, MIX_LINES * 64);
+	}
+	for (uint64_t rep = 0; seed && rep < MIX_REPS; rep++) {
 		for (uint64_t i = seed == 1; i < MIX_LINES; i++) {
 			fill_line(b + 64 * i, seed * 16 + rep, i);
 			spm_persist(p, b + 64 * i, 64);
@@ -130,8 +137,8 @@ static int child_mix(const char *pool, const char *options, uint64_t seed)
 	return spm_close(p) ? 7 : 0;
 }
 
-/* mix_status -- child_mix in a fresh process (SPM_CRASH is read once) with
- * crash (NULL: none); its wait status. */
+/* mix_status -- child_mix in a fresh process (SPM_CRASH is read once),
+ * with crash and audit (NULL: none); its wait status. */
 static int mix_status(const char *pool, const char *audit, const char *options,
 		      const char *seed, const char *crash)
 {
@@ -140,7 +147,8 @@ static int mix_status(const char *pool, const char *audit, const char *options,
 	if (pid == 0) {
 		if (crash)
 			setenv("SPM_CRASH", crash, 1);
-		setenv("SPM_AUDIT", audit, 1);
+		if (audit)
+			setenv("SPM_AUDIT", audit, 1);
 		execl("/proc/self/exe", "test_pad_audit", "mix", pool, options, seed,
 		      (char *)NULL);
 		_exit(99);
@@ -148,6 +156,23 @@ static int mix_status(const char *pool, const char *audit, const char *options,
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	return st;
+}
+
+/* mix_pool -- a new pool at path pool (its old files and audit log
+ * removed) whose root holds a MIX_LINES-line buffer. */
+static void mix_pool(const char *pool, const char *audit, const char *options)
+{
+	remove_pool(pool, audit);
+	spm_pool *p;
+	assert_int_equal(spm_create(&p, pool, 4 << 20, options), 0);
+	struct mroot *r = spm_root(p, sizeof(*r));
+	assert_non_null(r);
+	assert_int_equal(spm_tx_begin(p), 0);
+	assert_int_equal(spm_tx_add(p, r, sizeof(*r)), 0);
+	r->buf = spm_tx_alloc(p, MIX_LINES * 64);
+	assert_int_not_equal(r->buf, 0);
+	assert_int_equal(spm_tx_commit(p), 0);
+	assert_int_equal(spm_close(p), 0);
 }
 
 /* run_mix -- mix_status; 1 if it was killed, 0 if it exited with 0. */
@@ -192,18 +217,8 @@ static void dropped_pair(void **state)
 	static const unsigned near[] = {986, 2208, 3430};
 	for (unsigned j = 0; j < 3 * 9; j++) {
 		unsigned k = near[j / 9] - 4 + j % 9;
-		remove_pool(pool, audit);
 		snprintf(opts, sizeof(opts), "design=%s;%s", design, options);
-		spm_pool *p;
-		assert_int_equal(spm_create(&p, pool, 4 << 20, opts), 0);
-		struct mroot *r = spm_root(p, sizeof(*r));
-		assert_non_null(r);
-		assert_int_equal(spm_tx_begin(p), 0);
-		assert_int_equal(spm_tx_add(p, r, sizeof(*r)), 0);
-		r->buf = spm_tx_alloc(p, MIX_LINES * 64);
-		assert_int_not_equal(r->buf, 0);
-		assert_int_equal(spm_tx_commit(p), 0);
-		assert_int_equal(spm_close(p), 0);
+		mix_pool(pool, audit, opts);
 		char crash[64];
 		snprintf(crash, sizeof(crash), "after:%u", k);
 		killed += (unsigned)run_mix(pool, audit, options, "1", crash);
@@ -234,17 +249,8 @@ static void crash_in_recovery(void **state)
 	unsigned reused = 0, killed = 0;
 	static const unsigned at[] = {5, 30, 100, 300};
 	for (unsigned j = 0; j < 4; j++) {
-		remove_pool(pool, audit);
 		snprintf(opts, sizeof(opts), "design=%s", design);
-		spm_pool *p;
-		assert_int_equal(spm_create(&p, pool, 4 << 20, opts), 0);
-		struct mroot *r = spm_root(p, sizeof(*r));
-		assert_non_null(r);
-		assert_int_equal(spm_tx_begin(p), 0);
-		assert_int_equal(spm_tx_add(p, r, sizeof(*r)), 0);
-		r->buf = spm_tx_alloc(p, MIX_LINES * 64);
-		assert_int_equal(spm_tx_commit(p), 0);
-		assert_int_equal(spm_close(p), 0);
+		mix_pool(pool, audit, opts);
 		char crash[64];
 		snprintf(crash, sizeof(crash), "point:wpq.data_enqueued:%u", at[j]);
 		killed += (unsigned)run_mix(pool, audit, "", "1", crash);
@@ -271,16 +277,7 @@ static void stale_meta(void **state)
 	char pool[2200], audit[2200], meta[2300];
 	paths("fca-stale", pool, audit, sizeof(pool));
 	snprintf(meta, sizeof(meta), "%s.meta", pool);
-	remove_pool(pool, audit);
-	spm_pool *p;
-	assert_int_equal(spm_create(&p, pool, 4 << 20, "design=fca"), 0);
-	struct mroot *r = spm_root(p, sizeof(*r));
-	assert_non_null(r);
-	assert_int_equal(spm_tx_begin(p), 0);
-	assert_int_equal(spm_tx_add(p, r, sizeof(*r)), 0);
-	r->buf = spm_tx_alloc(p, MIX_LINES * 64);
-	assert_int_equal(spm_tx_commit(p), 0);
-	assert_int_equal(spm_close(p), 0);
+	mix_pool(pool, audit, "design=fca");
 	assert_int_equal(run_mix(pool, audit, "", "1", "point:wpq.payload_written:100"), 1);
 	size_t n;
 	uint8_t *copy = slurp(meta, &n);
@@ -292,24 +289,6 @@ static void stale_meta(void **state)
 	assert_int_equal(WEXITSTATUS(st), 3); /* spm_open refused it */
 	assert_int_equal(count_reused(audit), 0);
 	remove_pool(pool, audit);
-}
-
-/* child_range -- persist every line of the buffer in one call (longer than
- * the write queue: lines that would drain within the call may go straight
- * home). */
-static int child_range(const char *pool)
-{
-	spm_pool *p;
-	if (spm_open(&p, pool, NULL) != 0)
-		return 3;
-	struct mroot *r = spm_root(p, sizeof(*r));
-	uint8_t *b = r ? spm_ptr(p, r->buf) : NULL;
-	if (!b)
-		return 4;
-	for (uint64_t i = 0; i < MIX_LINES; i++)
-		fill_line(b + 64 * i, 7, i);
-	spm_persist(p, b, MIX_LINES * 64);
-	return spm_close(p) ? 7 : 0;
 }
 
 /*
@@ -328,26 +307,9 @@ static void colocated_never_direct(void **state)
 	for (unsigned d = 0; d < 4; d++) {
 		char pool[2200], audit[2200], opts[64];
 		paths(designs[d], pool, audit, sizeof(pool));
-		remove_pool(pool, audit);
 		snprintf(opts, sizeof(opts), "design=%s", designs[d]);
-		spm_pool *p;
-		assert_int_equal(spm_create(&p, pool, 4 << 20, opts), 0);
-		struct mroot *r = spm_root(p, sizeof(*r));
-		assert_non_null(r);
-		assert_int_equal(spm_tx_begin(p), 0);
-		assert_int_equal(spm_tx_add(p, r, sizeof(*r)), 0);
-		r->buf = spm_tx_alloc(p, MIX_LINES * 64);
-		assert_int_equal(spm_tx_commit(p), 0);
-		assert_int_equal(spm_close(p), 0);
-		pid_t pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			setenv("SPM_CRASH", "point:wpq.data_direct:1", 1);
-			execl("/proc/self/exe", "test_pad_audit", "range", pool, (char *)NULL);
-			_exit(99);
-		}
-		int st;
-		assert_int_equal(waitpid(pid, &st, 0), pid);
+		mix_pool(pool, audit, opts);
+		int st = mix_status(pool, NULL, "", "0", "point:wpq.data_direct:1");
 		int direct = WIFSIGNALED(st);
 		print_message("%s: the direct path %s\n", designs[d], direct ? "taken" : "not taken");
 		if (d < 3) {
@@ -451,8 +413,6 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "child") == 0)
 		return child(argv[2], *argv[3] ? argv[3] : NULL);
-	if (argc == 3 && strcmp(argv[1], "range") == 0)
-		return child_range(argv[2]);
 	if (argc == 5 && strcmp(argv[1], "mix") == 0)
 		return child_mix(argv[2], argv[3], strtoull(argv[4], NULL, 10));
 	const char *d = getenv("SPM_TEST_DIR");
