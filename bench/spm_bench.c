@@ -14,8 +14,10 @@
  * workload per modeled core, resets the statistics, runs --ops operations per
  * core (the measured phase), reads the statistics, and removes the pool.
  * Modeled cores are interleaved deterministically: the core with the smallest
- * modeled clock does its next operation.  Exit status: 0, 1 if a measurement
- * failed, 2 for bad usage.
+ * modeled clock does its next operation.  Exit status: 0; 1 if a measurement
+ * failed; 2 for bad usage (a bad flag or value, an unknown design, workload or
+ * option, a CSV path that cannot be written), found before anything runs; 3 if
+ * the CSV could not be written at the end.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -45,9 +47,10 @@ struct args {
 	char set[2048];
 };
 
-static int usage(void)
+/* usage -- the flags and defaults, to out; returns 2 (bad usage). */
+static int usage(FILE *out)
 {
-	fprintf(stderr,
+	fprintf(out,
 		"usage: spm-bench [--designs LIST] [--workloads LIST] [--ops N] [--tx-size LIST]\n"
 		"                 [--cores LIST] [--threads N] [--profile NAME] [--seed S]\n"
 		"                 [--set key=value]... [--csv FILE] [--reps N] [--dir DIR]\n"
@@ -59,8 +62,12 @@ static int usage(void)
 		"--set k=v: an spm_create option (repeatable); --footprint B: fill each map\n"
 		"instance with about B bytes first; --elements N: array length (1024, or\n"
 		"footprint / size); --reps N: repeat, report medians; --work-ns N: modeled\n"
-		"core time of each op's own work (spm_model_work; default 0: none).\n",
-		DEFAULT_DESIGNS, DEFAULT_WORKLOADS, DEFAULT_OPS);
+		"core time of each op's own work (spm_model_work; default 0: none).\n"
+		"Ranges: --ops >= 1, --tx-size %u..%u, --cores and --threads 1..%u, --reps\n"
+		"1..256, --work-ns <= 10^9, --elements 2..2^24; numbers take k, m, g.\n"
+		"Exit: 0; 1 a run failed; 2 bad usage (before any run); 3 CSV not written.\n",
+		DEFAULT_DESIGNS, DEFAULT_WORKLOADS, DEFAULT_OPS, EX_VALUE_MIN, EX_VALUE_MAX,
+		BENCH_MAX_CORES);
 	return 2;
 }
 
@@ -123,12 +130,14 @@ static int add_set(struct args *a, const char *kv)
 	return 0;
 }
 
-/* parse_flag -- one flag and its value; -1 if bad. */
+/* parse_flag -- one flag and its value; -1 if bad (bad_flag says why). */
 static int parse_flag(struct args *a, const char *f, char *v)
 {
 	uint64_t n;
 	struct bench_cfg *b = &a->base;
 	if (!v)
+		return -1;
+	if (strncmp(f, "--", 2) != 0)
 		return -1;
 	if (strcmp(f, "--designs") == 0)
 		return split(v, &a->designs);
@@ -170,6 +179,25 @@ static int parse_flag(struct args *a, const char *f, char *v)
 	return -1;
 }
 
+#define FLAGS                                                                              \
+	" --designs --workloads --ops --tx-size --cores --threads --profile --seed --set --csv " \
+	"--reps --dir --footprint --elements --mix --work-ns "
+
+/* bad_flag -- say which flag or value was refused, on stderr; -1. */
+static int bad_flag(const char *f, const char *v)
+{
+	if (strncmp(f, "--", 2) != 0)
+		fprintf(stderr, "spm-bench: unexpected argument \"%s\"\n", f);
+	else if (!v)
+		fprintf(stderr, "spm-bench: %s needs a value\n", f);
+	else if (!strstr(FLAGS, f) || strstr(FLAGS, f)[strlen(f)] != ' ')
+		fprintf(stderr, "spm-bench: unknown flag %s\n", f);
+	else
+		fprintf(stderr, "spm-bench: %s \"%s\": not a valid value (see below)\n", f, v);
+	return -1;
+}
+
+/* parse_args -- the defaults, then the flags; -1 if one is bad (said on stderr). */
 static int parse_args(struct args *a, int argc, char **argv)
 {
 	static char t[] = "64", c[] = "1", dd[sizeof(DEFAULT_DESIGNS)] = DEFAULT_DESIGNS,
@@ -181,9 +209,11 @@ static int parse_args(struct args *a, int argc, char **argv)
 				     .ops = DEFAULT_OPS, .seed = 1, .mix = EX_MIX_INSERT};
 	a->reps = 1;
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ||
-		    parse_flag(a, argv[i], i + 1 < argc ? argv[i + 1] : NULL))
-			return -1;
+		char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		char copy[256] = ""; /* split() cuts v */
+		snprintf(copy, sizeof(copy), "%s", v ? v : "");
+		if (parse_flag(a, argv[i], v))
+			return bad_flag(argv[i], v ? copy : NULL);
 		i++;
 	}
 	a->base.set = a->set;
@@ -219,8 +249,31 @@ static int check_design(const struct args *a, const char *design)
 	return rc ? -1 : 0;
 }
 
+/*
+ * check_csv -- can the CSV be written?  Checked before the runs, which may
+ * take minutes; a file that did not exist is removed again, an existing one
+ * is left as it was.
+ */
+static int check_csv(const char *path)
+{
+	if (!path || strcmp(path, "-") == 0)
+		return 0;
+	int existed = access(path, F_OK) == 0;
+	FILE *f = fopen(path, "a");
+	if (!f) {
+		fprintf(stderr, "spm-bench: --csv %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fclose(f);
+	if (!existed)
+		unlink(path);
+	return 0;
+}
+
 static int check_args(const struct args *a)
 {
+	if (check_csv(a->csv))
+		return -1;
 	for (unsigned i = 0; i < a->workloads.n; i++)
 		if (!bench_ds(a->workloads.item[i])) {
 			fprintf(stderr, "spm-bench: unknown workload %s (array queue hashmap "
@@ -326,8 +379,11 @@ int main(int argc, char **argv)
 	struct args a;
 	memset(&a, 0, sizeof(a));
 	pmem_env(argv); /* first: parsing cuts the lists in argv */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return usage(stdout), 0;
 	if (parse_args(&a, argc, argv))
-		return usage();
+		return usage(stderr);
 	if (check_args(&a))
 		return 2;
 	int have_pmdk_design = 0;
@@ -372,12 +428,12 @@ int main(int argc, char **argv)
 				measure(&s, &g, c == 0);
 			}
 	bench_print_tables(s.rows, s.n);
-	int rc = s.failed ? 1 : 0;
-	if (a.csv && bench_write_csv(a.csv, s.rows, s.n))
-		rc = 1;
-	fprintf(stderr, "spm-bench: done in %.1f s%s%s\n",
-		(double)(bench_now_ns() - s.t0) * 1e-9, a.csv ? ", CSV in " : "",
-		a.csv ? a.csv : "");
+	int rc = s.failed ? 1 : 0, csv_failed = a.csv && bench_write_csv(a.csv, s.rows, s.n);
+	if (csv_failed)
+		rc = 3;
+	fprintf(stderr, "spm-bench: done in %.1f s%s%s%s\n",
+		(double)(bench_now_ns() - s.t0) * 1e-9, a.csv ? ", CSV " : "",
+		a.csv ? (csv_failed ? "NOT written to " : "in ") : "", a.csv ? a.csv : "");
 	free(s.rows);
 	return rc;
 }
