@@ -577,8 +577,8 @@ static void write_pairs(struct emu *e, unsigned core, const uint64_t *line,
 			cc_clean(&e->cc, line[i] >> shift);
 }
 
-static void ctr_writeback_locked(struct emu *e, unsigned core, uint64_t first,
-				 uint64_t n);
+static void ctr_writeback_ranges(struct emu *e, unsigned core, const struct emu_range *r,
+				 size_t n);
 static void fence_locked(struct emu *e, unsigned core);
 
 /* write_lines_locked -- clwb of n lines: encrypt in batches, enqueue each
@@ -691,8 +691,8 @@ void emu_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, s
 	for (size_t i = 0; i < n; i++)
 		if (r[i].n)
 			write_lines_locked(e, core, r[i].first, r[i].n, view);
-	for (size_t i = 0; (flags & EMU_WB_CCWB) && i < n; i++)
-		ctr_writeback_locked(e, core, r[i].first, r[i].n);
+	if (flags & EMU_WB_CCWB)
+		ctr_writeback_ranges(e, core, r, n);
 	if (flags & EMU_WB_FENCE)
 		fence_locked(e, core);
 	pthread_mutex_unlock(&e->lock);
@@ -855,26 +855,78 @@ void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n)
 		return;
 	if (core >= EMU_MAX_CORES)
 		core = 0;
+	struct emu_range r = {first, n};
 	pthread_mutex_lock(&e->lock);
-	ctr_writeback_locked(e, core, first, n);
+	ctr_writeback_ranges(e, core, &r, 1);
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* ctr_writeback_locked -- write back the dirty counter lines of a range. */
-static void ctr_writeback_locked(struct emu *e, unsigned core, uint64_t first,
-				 uint64_t n)
+/*
+ * write_ctr_lines -- the ready write-backs of counter lines cl[0..n-1] at
+ * the core's clock, as n enqueue_ctr calls make them: their modeled writes
+ * touch only volatile state and are computed first, the queue entries then
+ * (wq_push_ctrs), with the same durable stores and crash points in the same
+ * order.  Where counter writes coalesce, each looks at the queue first:
+ * enqueue_ctr one by one.
+ */
+static void write_ctr_lines(struct emu *e, unsigned core, const uint64_t *cl, unsigned n)
 {
-	if (!e->design->honours_ccwb || n == 0)
+	const uint64_t at = e->tm.clock[core];
+	e->stat[ST_CC_WRITEBACKS] += n;
+	if (e->design->coalesce) {
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t acc;
+			enqueue_ctr(e, core, cl[i], at, 1, &acc);
+		}
 		return;
-	uint64_t cl0 = first >> e->layout->ctr_shift;
-	uint64_t cl1 = (first + n - 1) >> e->layout->ctr_shift;
-	for (uint64_t cl = cl0; cl <= cl1; cl++) {
-		if (!cc_clean(&e->cc, cl))
-			continue;
-		uint64_t acc;
-		e->stat[ST_CC_WRITEBACKS]++;
-		enqueue_ctr(e, core, cl, e->tm.clock[core], 1, &acc);
 	}
+	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
+	uint64_t accept = 0, stalls = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int stalled;
+		accept = max64(accept, tm_write(&e->tm, core, tq, ctr_bank(e, cl[i]),
+						cl[i] | TM_CTR_ADDR, at, &stalled));
+		stalls += (uint64_t)stalled;
+	}
+	e->stat[ST_WPQ_STALLS] += stalls;
+	e->stat[ST_MEDIA_WRITES] += n;
+	e->stat[ST_MEDIA_WRITES_COUNTER] += n;
+	e->stat[ST_MEDIA_BYTES] += (uint64_t)n * EMU_LINE;
+	note_pending(e, core, accept);
+	wq_push_ctrs(e, cl, n);
+}
+
+/*
+ * ctr_writeback_ranges -- write back the dirty counter lines of n ranges in
+ * order (counter_cache_writeback of each), a chunk of lines at a time: each
+ * is cleaned in the cache, then the chunk is written (write_ctr_lines).  A
+ * line cleaned is clean for the later ranges, as one range at a time.
+ */
+static void ctr_writeback_ranges(struct emu *e, unsigned core, const struct emu_range *r,
+				 size_t n)
+{
+	enum { CHUNK = 64 };
+	uint64_t cl[CHUNK];
+	unsigned m = 0;
+	if (!e->design->honours_ccwb)
+		return;
+	const unsigned shift = e->layout->ctr_shift;
+	for (size_t i = 0; i < n; i++) {
+		if (!r[i].n)
+			continue;
+		const uint64_t cl1 = (r[i].first + r[i].n - 1) >> shift;
+		for (uint64_t c = r[i].first >> shift; c <= cl1; c++) {
+			if (!cc_clean(&e->cc, c))
+				continue;
+			cl[m++] = c;
+			if (m == CHUNK) {
+				write_ctr_lines(e, core, cl, m);
+				m = 0;
+			}
+		}
+	}
+	if (m)
+		write_ctr_lines(e, core, cl, m);
 }
 
 /* emu_set_counter_atomic -- set the persistent CounterAtomic bits. */
