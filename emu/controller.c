@@ -581,10 +581,61 @@ static void ctr_writeback_ranges(struct emu *e, unsigned core, const struct emu_
 				 size_t n);
 static void fence_locked(struct emu *e, unsigned core);
 
-/* write_lines_locked -- clwb of n lines: encrypt in batches, enqueue each
- * (the caller holds the lock; core is in range). */
-static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uint64_t n,
-			       const uint8_t *base)
+/*
+ * The pads of a commit's ranges, made in one AES call before the first is
+ * written (an engine call costs far more than a line's pad): a batch takes
+ * them where its lines and counters are exactly the ones they were made
+ * for, else makes its own (a line written twice, a page re-encrypted).  A
+ * pad made and not taken encrypts nothing.
+ */
+enum { PREPAD_MAX = 64 };
+struct prepads {
+	unsigned n, pos; /* pads made; the next to take */
+	uint64_t line[PREPAD_MAX], ctr[PREPAD_MAX];
+	uint8_t pad[PREPAD_MAX * EMU_LINE];
+};
+
+/* prepads_make -- the pads of every line of ranges r[0..n-1] under the
+ * counter its next write takes, if they are few enough; else none. */
+static void prepads_make(struct emu *e, const struct emu_range *r, size_t n,
+			 struct prepads *pp)
+{
+	unsigned m = 0;
+	pp->n = pp->pos = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].n > PREPAD_MAX - m)
+			return;
+		for (uint64_t l = r[i].first; l < r[i].first + r[i].n; l++) {
+			pp->line[m] = l;
+			pp->ctr[m++] = e->cur_ctr[l] + 1;
+		}
+	}
+	if (!crypto_line_pads_ctl(e->crypto, pp->line, pp->ctr, m, pp->pad))
+		pp->n = m;
+}
+
+/* prepads_take -- the pads of lines first.. (k) under ctrs, if made next;
+ * else NULL, and none are taken after. */
+static const uint8_t *prepads_take(struct prepads *pp, uint64_t first, const uint64_t *ctrs,
+				   unsigned k)
+{
+	if (!pp || pp->n - pp->pos < k)
+		return NULL;
+	const unsigned pos = pp->pos;
+	for (unsigned i = 0; i < k; i++)
+		if (pp->line[pos + i] != first + i || pp->ctr[pos + i] != ctrs[i]) {
+			pp->n = pp->pos = 0;
+			return NULL;
+		}
+	pp->pos += k;
+	return pp->pad + (size_t)pos * EMU_LINE;
+}
+
+/* write_lines_locked -- clwb of n lines: encrypt in batches (or take the
+ * pads pp made), enqueue each (the caller holds the lock; core is in range). */
+static __attribute__((noinline, noclone)) void write_lines_locked(struct emu *e, unsigned core,
+							 uint64_t first, uint64_t n,
+							 const uint8_t *base, struct prepads *pp)
 {
 	enum { BATCH = 32 };
 	uint64_t lines[BATCH], ctrs[BATCH], t_ctr[BATCH], t_pad[BATCH];
@@ -628,8 +679,12 @@ static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uin
 			t_pad[i] = tm_aes(tm, t_ctr[i]);
 		}
 		e->stat[ST_CTRL_WRITES] += k;
+		const uint8_t *pad = pads;
 		if (enc) {
-			crypto_line_pads_ctl(e->crypto, lines, ctrs, k, pads);
+			if (!(pad = prepads_take(pp, first, ctrs, k))) {
+				crypto_line_pads_ctl(e->crypto, lines, ctrs, k, pads);
+				pad = pads;
+			}
 			e->stat[ST_AES_PADS] += k;
 		}
 		for (unsigned i = 0, run; i < k; i += run) {
@@ -643,7 +698,7 @@ static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uin
 					      : direct_left < run ? (unsigned)direct_left : run;
 				direct_left -= nd;
 				write_run(e, core, lines + i, ctrs + i, t_pad + i, run, nd, base,
-					  enc ? pads + i * EMU_LINE : NULL, lone);
+					  enc ? pad + i * EMU_LINE : NULL, lone);
 				continue;
 			}
 			if (enc && (run = ca_run(e, lines[i], k - i))) {
@@ -651,13 +706,13 @@ static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uin
 				 * a pair never goes straight home */
 				direct_left -= direct_left < run ? direct_left : run;
 				write_pairs(e, core, lines + i, ctrs + i, t_ctr + i, t_pad + i,
-					    run, base, pads + i * EMU_LINE);
+					    run, base, pad + i * EMU_LINE);
 				continue;
 			}
 			e->direct = direct_left > 0;
 			direct_left -= e->direct;
 			write_one(e, core, lines[i], base + lines[i] * EMU_LINE,
-				  enc ? pads + i * EMU_LINE : NULL, ctrs[i], t_ctr[i],
+				  enc ? pad + i * EMU_LINE : NULL, ctrs[i], t_ctr[i],
 				  t_pad[i]);
 			run = 1;
 		}
@@ -665,6 +720,19 @@ static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uin
 		first += k;
 		n -= k;
 	}
+}
+
+/* write_ranges_prepadded -- write_lines_locked of n ranges in order, the
+ * pads of all made at once (prepads_make); out of line: its frame is large. */
+static __attribute__((noinline)) void write_ranges_prepadded(struct emu *e, unsigned core,
+							     const struct emu_range *r, size_t n,
+							     const uint8_t *view)
+{
+	struct prepads pp;
+	prepads_make(e, r, n, &pp);
+	for (size_t i = 0; i < n; i++)
+		if (r[i].n)
+			write_lines_locked(e, core, r[i].first, r[i].n, view, &pp);
 }
 
 /* emu_write_lines -- clwb of n lines, then (flags) counter_cache_writeback
@@ -688,9 +756,12 @@ void emu_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, s
 	if (core >= EMU_MAX_CORES)
 		core = 0;
 	pthread_mutex_lock(&e->lock);
-	for (size_t i = 0; i < n; i++)
-		if (r[i].n)
-			write_lines_locked(e, core, r[i].first, r[i].n, view);
+	if (n > 1 && e->design->enc == ENC_CTR)
+		write_ranges_prepadded(e, core, r, n, view);
+	else
+		for (size_t i = 0; i < n; i++)
+			if (r[i].n)
+				write_lines_locked(e, core, r[i].first, r[i].n, view, NULL);
 	if (flags & EMU_WB_CCWB)
 		ctr_writeback_ranges(e, core, r, n);
 	if (flags & EMU_WB_FENCE)
