@@ -682,7 +682,9 @@ static __attribute__((noinline, noclone)) void write_lines_locked(struct emu *e,
 		const uint8_t *pad = pads;
 		if (enc) {
 			if (!(pad = prepads_take(pp, first, ctrs, k))) {
-				crypto_line_pads_ctl(e->crypto, lines, ctrs, k, pads);
+				/* a failed call leaves its seeds, not pads, in pads */
+				if (crypto_line_pads_ctl(e->crypto, lines, ctrs, k, pads))
+					abort(); /* OpenSSL failed: nothing safe to do */
 				pad = pads;
 			}
 			e->stat[ST_AES_PADS] += k;
