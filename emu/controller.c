@@ -577,14 +577,65 @@ static void write_pairs(struct emu *e, unsigned core, const uint64_t *line,
 			cc_clean(&e->cc, line[i] >> shift);
 }
 
-static void ctr_writeback_locked(struct emu *e, unsigned core, uint64_t first,
-				 uint64_t n);
+static void ctr_writeback_ranges(struct emu *e, unsigned core, const struct emu_range *r,
+				 size_t n);
 static void fence_locked(struct emu *e, unsigned core);
 
-/* write_lines_locked -- clwb of n lines: encrypt in batches, enqueue each
- * (the caller holds the lock; core is in range). */
-static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uint64_t n,
-			       const uint8_t *base)
+/*
+ * The pads of a commit's ranges, made in one AES call before the first is
+ * written (an engine call costs far more than a line's pad): a batch takes
+ * them where its lines and counters are exactly the ones they were made
+ * for, else makes its own (a line written twice, a page re-encrypted).  A
+ * pad made and not taken encrypts nothing.
+ */
+enum { PREPAD_MAX = 64 };
+struct prepads {
+	unsigned n, pos; /* pads made; the next to take */
+	uint64_t line[PREPAD_MAX], ctr[PREPAD_MAX];
+	uint8_t pad[PREPAD_MAX * EMU_LINE];
+};
+
+/* prepads_make -- the pads of every line of ranges r[0..n-1] under the
+ * counter its next write takes, if they are few enough; else none. */
+static void prepads_make(struct emu *e, const struct emu_range *r, size_t n,
+			 struct prepads *pp)
+{
+	unsigned m = 0;
+	pp->n = pp->pos = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].n > PREPAD_MAX - m)
+			return;
+		for (uint64_t l = r[i].first; l < r[i].first + r[i].n; l++) {
+			pp->line[m] = l;
+			pp->ctr[m++] = e->cur_ctr[l] + 1;
+		}
+	}
+	if (!crypto_line_pads_ctl(e->crypto, pp->line, pp->ctr, m, pp->pad))
+		pp->n = m;
+}
+
+/* prepads_take -- the pads of lines first.. (k) under ctrs, if made next;
+ * else NULL, and none are taken after. */
+static const uint8_t *prepads_take(struct prepads *pp, uint64_t first, const uint64_t *ctrs,
+				   unsigned k)
+{
+	if (!pp || pp->n - pp->pos < k)
+		return NULL;
+	const unsigned pos = pp->pos;
+	for (unsigned i = 0; i < k; i++)
+		if (pp->line[pos + i] != first + i || pp->ctr[pos + i] != ctrs[i]) {
+			pp->n = pp->pos = 0;
+			return NULL;
+		}
+	pp->pos += k;
+	return pp->pad + (size_t)pos * EMU_LINE;
+}
+
+/* write_lines_locked -- clwb of n lines: encrypt in batches (or take the
+ * pads pp made), enqueue each (the caller holds the lock; core is in range). */
+static __attribute__((noinline, noclone)) void write_lines_locked(struct emu *e, unsigned core,
+							 uint64_t first, uint64_t n,
+							 const uint8_t *base, struct prepads *pp)
 {
 	enum { BATCH = 32 };
 	uint64_t lines[BATCH], ctrs[BATCH], t_ctr[BATCH], t_pad[BATCH];
@@ -628,8 +679,14 @@ static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uin
 			t_pad[i] = tm_aes(tm, t_ctr[i]);
 		}
 		e->stat[ST_CTRL_WRITES] += k;
+		const uint8_t *pad = pads;
 		if (enc) {
-			crypto_line_pads_ctl(e->crypto, lines, ctrs, k, pads);
+			if (!(pad = prepads_take(pp, first, ctrs, k))) {
+				/* a failed call leaves its seeds, not pads, in pads */
+				if (crypto_line_pads_ctl(e->crypto, lines, ctrs, k, pads))
+					abort(); /* OpenSSL failed: nothing safe to do */
+				pad = pads;
+			}
 			e->stat[ST_AES_PADS] += k;
 		}
 		for (unsigned i = 0, run; i < k; i += run) {
@@ -643,7 +700,7 @@ static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uin
 					      : direct_left < run ? (unsigned)direct_left : run;
 				direct_left -= nd;
 				write_run(e, core, lines + i, ctrs + i, t_pad + i, run, nd, base,
-					  enc ? pads + i * EMU_LINE : NULL, lone);
+					  enc ? pad + i * EMU_LINE : NULL, lone);
 				continue;
 			}
 			if (enc && (run = ca_run(e, lines[i], k - i))) {
@@ -651,13 +708,13 @@ static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uin
 				 * a pair never goes straight home */
 				direct_left -= direct_left < run ? direct_left : run;
 				write_pairs(e, core, lines + i, ctrs + i, t_ctr + i, t_pad + i,
-					    run, base, pads + i * EMU_LINE);
+					    run, base, pad + i * EMU_LINE);
 				continue;
 			}
 			e->direct = direct_left > 0;
 			direct_left -= e->direct;
 			write_one(e, core, lines[i], base + lines[i] * EMU_LINE,
-				  enc ? pads + i * EMU_LINE : NULL, ctrs[i], t_ctr[i],
+				  enc ? pad + i * EMU_LINE : NULL, ctrs[i], t_ctr[i],
 				  t_pad[i]);
 			run = 1;
 		}
@@ -665,6 +722,19 @@ static void write_lines_locked(struct emu *e, unsigned core, uint64_t first, uin
 		first += k;
 		n -= k;
 	}
+}
+
+/* write_ranges_prepadded -- write_lines_locked of n ranges in order, the
+ * pads of all made at once (prepads_make); out of line: its frame is large. */
+static __attribute__((noinline)) void write_ranges_prepadded(struct emu *e, unsigned core,
+							     const struct emu_range *r, size_t n,
+							     const uint8_t *view)
+{
+	struct prepads pp;
+	prepads_make(e, r, n, &pp);
+	for (size_t i = 0; i < n; i++)
+		if (r[i].n)
+			write_lines_locked(e, core, r[i].first, r[i].n, view, &pp);
 }
 
 /* emu_write_lines -- clwb of n lines, then (flags) counter_cache_writeback
@@ -688,11 +758,14 @@ void emu_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, s
 	if (core >= EMU_MAX_CORES)
 		core = 0;
 	pthread_mutex_lock(&e->lock);
-	for (size_t i = 0; i < n; i++)
-		if (r[i].n)
-			write_lines_locked(e, core, r[i].first, r[i].n, view);
-	for (size_t i = 0; (flags & EMU_WB_CCWB) && i < n; i++)
-		ctr_writeback_locked(e, core, r[i].first, r[i].n);
+	if (n > 1 && e->design->enc == ENC_CTR)
+		write_ranges_prepadded(e, core, r, n, view);
+	else
+		for (size_t i = 0; i < n; i++)
+			if (r[i].n)
+				write_lines_locked(e, core, r[i].first, r[i].n, view, NULL);
+	if (flags & EMU_WB_CCWB)
+		ctr_writeback_ranges(e, core, r, n);
 	if (flags & EMU_WB_FENCE)
 		fence_locked(e, core);
 	pthread_mutex_unlock(&e->lock);
@@ -855,26 +928,78 @@ void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n)
 		return;
 	if (core >= EMU_MAX_CORES)
 		core = 0;
+	struct emu_range r = {first, n};
 	pthread_mutex_lock(&e->lock);
-	ctr_writeback_locked(e, core, first, n);
+	ctr_writeback_ranges(e, core, &r, 1);
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* ctr_writeback_locked -- write back the dirty counter lines of a range. */
-static void ctr_writeback_locked(struct emu *e, unsigned core, uint64_t first,
-				 uint64_t n)
+/*
+ * write_ctr_lines -- the ready write-backs of counter lines cl[0..n-1] at
+ * the core's clock, as n enqueue_ctr calls make them: their modeled writes
+ * touch only volatile state and are computed first, the queue entries then
+ * (wq_push_ctrs), with the same durable stores and crash points in the same
+ * order.  Where counter writes coalesce, each looks at the queue first:
+ * enqueue_ctr one by one.
+ */
+static void write_ctr_lines(struct emu *e, unsigned core, const uint64_t *cl, unsigned n)
 {
-	if (!e->design->honours_ccwb || n == 0)
+	const uint64_t at = e->tm.clock[core];
+	e->stat[ST_CC_WRITEBACKS] += n;
+	if (e->design->coalesce) {
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t acc;
+			enqueue_ctr(e, core, cl[i], at, 1, &acc);
+		}
 		return;
-	uint64_t cl0 = first >> e->layout->ctr_shift;
-	uint64_t cl1 = (first + n - 1) >> e->layout->ctr_shift;
-	for (uint64_t cl = cl0; cl <= cl1; cl++) {
-		if (!cc_clean(&e->cc, cl))
-			continue;
-		uint64_t acc;
-		e->stat[ST_CC_WRITEBACKS]++;
-		enqueue_ctr(e, core, cl, e->tm.clock[core], 1, &acc);
 	}
+	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
+	uint64_t accept = 0, stalls = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int stalled;
+		accept = max64(accept, tm_write(&e->tm, core, tq, ctr_bank(e, cl[i]),
+						cl[i] | TM_CTR_ADDR, at, &stalled));
+		stalls += (uint64_t)stalled;
+	}
+	e->stat[ST_WPQ_STALLS] += stalls;
+	e->stat[ST_MEDIA_WRITES] += n;
+	e->stat[ST_MEDIA_WRITES_COUNTER] += n;
+	e->stat[ST_MEDIA_BYTES] += (uint64_t)n * EMU_LINE;
+	note_pending(e, core, accept);
+	wq_push_ctrs(e, cl, n);
+}
+
+/*
+ * ctr_writeback_ranges -- write back the dirty counter lines of n ranges in
+ * order (counter_cache_writeback of each), a chunk of lines at a time: each
+ * is cleaned in the cache, then the chunk is written (write_ctr_lines).  A
+ * line cleaned is clean for the later ranges, as one range at a time.
+ */
+static void ctr_writeback_ranges(struct emu *e, unsigned core, const struct emu_range *r,
+				 size_t n)
+{
+	enum { CHUNK = 64 };
+	uint64_t cl[CHUNK];
+	unsigned m = 0;
+	if (!e->design->honours_ccwb)
+		return;
+	const unsigned shift = e->layout->ctr_shift;
+	for (size_t i = 0; i < n; i++) {
+		if (!r[i].n)
+			continue;
+		const uint64_t cl1 = (r[i].first + r[i].n - 1) >> shift;
+		for (uint64_t c = r[i].first >> shift; c <= cl1; c++) {
+			if (!cc_clean(&e->cc, c))
+				continue;
+			cl[m++] = c;
+			if (m == CHUNK) {
+				write_ctr_lines(e, core, cl, m);
+				m = 0;
+			}
+		}
+	}
+	if (m)
+		write_ctr_lines(e, core, cl, m);
 }
 
 /* emu_set_counter_atomic -- set the persistent CounterAtomic bits. */

@@ -3,7 +3,8 @@
  * section 2 / SuperMem section 2.2.4).  The pad (OTP) of a 64-byte line is
  * four AES blocks of seeds unique per (line, counter, block):
  *     seed(line, ctr, b) = le64(4*line + b) || le64(ctr)
- * made in batches through one ECB call (a per-line CTR re-init costs ~4x more).
+ * made in place in the pad buffer and encrypted by one ECB call (a per-line CTR
+ * re-init costs ~4x more).
  * One OpenSSL cipher context per thread, and one for the controller's write
  * path, whose callers hold the controller's lock (no thread-local lookup).
  */
@@ -166,26 +167,15 @@ static inline void line_seeds(uint8_t s[64], uint64_t line, uint64_t ctr)
 #endif
 }
 
-/* line_pads_with -- the 64-byte pads of n lines, 4 seeds each, batched,
- * through ctx. */
+/* line_pads_with -- the 64-byte pads of n lines through ctx: each line's 4
+ * seeds are made in its own 64 bytes of out, then encrypted there in place
+ * (ECB: every block alone) by one engine call. */
 static int line_pads_with(struct crypto *c, EVP_CIPHER_CTX *ctx, const uint64_t *line,
 			  const uint64_t *ctr, size_t n, uint8_t *out)
 {
-	enum { BATCH = 64 };
-	uint8_t seeds[BATCH * 64];
-	while (n) {
-		size_t k = n > BATCH ? BATCH : n;
-		for (size_t i = 0; i < k; i++)
-			line_seeds(seeds + i * 64, line[i], ctr[i]);
-		int rc = blocks_with(c, ctx, seeds, k * 4, out);
-		if (rc)
-			return rc;
-		n -= k;
-		line += k;
-		ctr += k;
-		out += k * 64;
-	}
-	return 0;
+	for (size_t i = 0; i < n; i++)
+		line_seeds(out + i * 64, line[i], ctr[i]);
+	return n ? blocks_with(c, ctx, out, n * 4, out) : 0;
 }
 
 /* crypto_line_pads -- the 64-byte pads of n lines (any thread). */

@@ -310,6 +310,39 @@ void wq_push_pairs(struct emu *e, const uint64_t *line, const uint64_t *ctr, uns
 		pair_run(e, persist, armed, audit, line, ctr, n, view, pads);
 }
 
+/*
+ * ctr_run -- wq_push_ctrs' entries with the flags persist and armed fixed
+ * (push_run): each as enqueue_ctr makes a ready one, wq_reserve, the
+ * counter line encoded in place, wq_publish, wpq.ctr_enqueued.
+ */
+WQ_INLINE void ctr_run(struct emu *e, int persist, int armed, const uint64_t *cl, unsigned n)
+{
+	struct wq lq = e->qctr;
+	uint64_t seq = e->next_seq;
+	for (unsigned i = 0; i < n; i++) {
+		struct wq_entry *w = reserve(e, persist, armed, &lq, 1);
+		ctr_line_encode(e, cl[i], w->payload);
+		publish(e, persist, &lq, seq++, cl[i], 0, WQ_READY);
+		crash_if(armed, "wpq.ctr_enqueued");
+	}
+	e->qctr = lq;
+	e->next_seq = seq;
+}
+
+/*
+ * wq_push_ctrs -- n ready counter line entries appended to the counter
+ * queue in order, each as enqueue_ctr makes one where counter lines are not
+ * coalesced: the same durable stores and crash points in the same order.
+ */
+void wq_push_ctrs(struct emu *e, const uint64_t *cl, unsigned n)
+{
+	int persist = e->media.persist_on, armed = emu_crash_armed;
+	if (!persist && !armed) /* the common case, without checks */
+		ctr_run(e, 0, 0, cl, n);
+	else
+		ctr_run(e, persist, armed, cl, n);
+}
+
 /* wq_remove -- take a queued entry out without writing it home (one store). */
 void wq_remove(struct emu *e, struct wq_entry *w)
 {

@@ -9,6 +9,7 @@ void wq_push_data(struct emu *e, struct wq *q, const uint64_t *line, const uint6
 		  unsigned n, const uint8_t *view, const uint8_t *pads, uint64_t flags);
 void wq_push_pairs(struct emu *e, const uint64_t *line, const uint64_t *ctr, unsigned n,
 		   const uint8_t *view, const uint8_t *pads);
+void wq_push_ctrs(struct emu *e, const uint64_t *cl, unsigned n);
 struct wq_entry *wq_reserve(struct emu *e, struct wq *q);
 struct wq_entry *wq_publish(struct emu *e, struct wq *q, uint64_t addr,
 			    uint64_t aux, uint64_t flags);
