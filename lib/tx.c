@@ -48,18 +48,28 @@ static unsigned lane_index(spm_pool *p, struct lane *l)
 	return (unsigned)(l - p->lanes);
 }
 
-/* my_lane -- the lane of the calling thread's open transaction, or NULL.
- * The lane begun last is tried first (a thread alone: always its own). */
-static struct lane *my_lane(spm_pool *p)
+/* lane_of -- the lane whose open transaction thread me owns, or NULL.  The
+ * lane begun last is tried first (a thread alone: always its own), then the
+ * lanes in use: a thread sets its lane's bit in spm_tx_begin, once it owns
+ * the lane, and clears it in lane_release, just before it gives the lane up,
+ * so its own lane is always among them. */
+static struct lane *lane_of(spm_pool *p, uint64_t me)
 {
-	uint64_t me = thread_id();
 	struct lane *hint = &p->lanes[__atomic_load_n(&p->lane_hint, __ATOMIC_RELAXED)];
 	if (__atomic_load_n(&hint->owner, __ATOMIC_ACQUIRE) == me)
 		return hint;
-	for (unsigned i = 0; i < POOL_NLANES; i++)
-		if (__atomic_load_n(&p->lanes[i].owner, __ATOMIC_ACQUIRE) == me)
-			return &p->lanes[i];
+	for (uint32_t u = __atomic_load_n(&p->in_use, __ATOMIC_RELAXED); u; u &= u - 1) {
+		struct lane *l = &p->lanes[__builtin_ctz(u)];
+		if (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) == me)
+			return l;
+	}
 	return NULL;
+}
+
+/* my_lane -- the lane of the calling thread's open transaction, or NULL. */
+static struct lane *my_lane(spm_pool *p)
+{
+	return lane_of(p, thread_id());
 }
 
 /* set_lane_header -- the counter-atomic write that opens or commits, fenced:
@@ -113,24 +123,54 @@ static int lane_rollback(spm_pool *p, unsigned i, uint64_t gen, uint64_t start)
 	return rc;
 }
 
-/* lane_release -- forget the volatile state and free the lane. */
-static void lane_release(spm_pool *p, struct lane *l)
+/* unclaim -- the lines of lane l's transaction are free to others again:
+ * its logged ranges emptied (one own_lock hold; none if it logged nothing). */
+static void unclaim(spm_pool *p, struct lane *l)
 {
+	/* only l's owner changes l->logged or its claiming bit, and the bit is
+	 * set only while l->logged is not empty */
+	if (!l->logged.n)
+		return;
 	pthread_mutex_lock(&p->own_lock);
 	l->logged.n = 0;
 	p->claiming &= ~(1u << lane_index(p, l));
 	pthread_mutex_unlock(&p->own_lock);
+}
+
+/* lane_release -- forget the volatile state and free the lane. */
+static void lane_release(spm_pool *p, struct lane *l)
+{
+	unclaim(p, l);
 	l->allocs.n = l->frees.n = 0;
 	txlog_advance(p, l);
 	l->hdr_written = 0;
+	/* the bit first: the lane's next owner sets it again after this */
+	__atomic_fetch_and(&p->in_use, ~(1u << lane_index(p, l)), __ATOMIC_RELAXED);
 	__atomic_store_n(&l->owner, 0, __ATOMIC_RELEASE);
+}
+
+/* lane_take -- lane i for thread me if it is free. */
+static int lane_take(spm_pool *p, unsigned i, uint64_t me)
+{
+	uint64_t free_owner = 0;
+	struct lane *l = &p->lanes[i];
+	/* acquire: the lane's last owner wrote its fields before its release
+	 * store of owner = 0 (lane_release) */
+	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) != 0 ||
+	    !__atomic_compare_exchange_n(&l->owner, &free_owner, me, 0, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return 0;
+	__atomic_fetch_or(&p->in_use, 1u << i, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->lane_hint, i, __ATOMIC_RELAXED);
+	return 1;
 }
 
 SPM_API int spm_tx_begin(spm_pool *pool)
 {
 	if (!pool)
 		return emu_err(SPM_E_INVAL, "spm_tx_begin: NULL pool");
-	if (my_lane(pool))
+	uint64_t me = thread_id();
+	if (lane_of(pool, me))
 		return emu_err(SPM_E_TXSTATE, "spm_tx_begin: this thread is already in a "
 			       "transaction");
 	struct lane *l = NULL;
@@ -138,18 +178,11 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 	 * in host order, and first-free would give them all lane 0, one log
 	 * and one header counter line (a hot bank no real core set shares) */
 	unsigned first = pool_core(pool) % POOL_NLANES;
-	pthread_mutex_lock(&pool->lock);
 	for (unsigned k = 0; k < POOL_NLANES && !l; k++) {
 		unsigned i = (first + k) % POOL_NLANES;
-		/* acquire: the lane's last owner wrote its fields before its
-		 * release store of owner = 0 (lane_release) */
-		if (__atomic_load_n(&pool->lanes[i].owner, __ATOMIC_ACQUIRE) == 0) {
+		if (lane_take(pool, i, me))
 			l = &pool->lanes[i];
-			__atomic_store_n(&l->owner, thread_id(), __ATOMIC_RELEASE);
-			__atomic_store_n(&pool->lane_hint, i, __ATOMIC_RELAXED);
-		}
 	}
-	pthread_mutex_unlock(&pool->lock);
 	if (!l)
 		return emu_err(SPM_E_BUSY, "spm_tx_begin: all %u lanes are in use",
 			       POOL_NLANES);
@@ -383,9 +416,7 @@ SPM_API int spm_tx_commit(spm_pool *pool)
 		emu_crash_point("tx.committed");
 	}
 	/* durable: nothing can roll back now, the lines are free to others */
-	pthread_mutex_lock(&pool->own_lock);
-	l->logged.n = 0;
-	pthread_mutex_unlock(&pool->own_lock);
+	unclaim(pool, l);
 	if (bitmap) {
 		alloc_after_commit(pool, l);
 		pthread_mutex_unlock(&pool->bm_lock);
