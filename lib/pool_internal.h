@@ -85,6 +85,7 @@ struct lane {
 	uint64_t log_head;  /* where the next transaction's log may start */
 	int wrapped;        /* its entries went on at offset 0 */
 	int hdr_written;
+	unsigned core;      /* the owner's modeled core at its latest call */
 	struct vec logged;  /* ranges snapshotted */
 	struct vec allocs;  /* (off, units) reserved by tx_alloc */
 	struct vec frees;   /* (off, units) freed at commit */
@@ -140,11 +141,21 @@ static inline void evict_maybe(spm_pool *p)
 int config_parse(struct emu_config *cfg, const char *options);
 
 /* persist.c */
+/* the arguments of one pool_write_ranges */
+struct pool_batch {
+	const struct range *r;
+	size_t n;
+	unsigned flags;
+};
 unsigned pool_core(spm_pool *p);
+uint64_t thread_self(spm_pool *p, unsigned *core);
 void pool_write_range(spm_pool *p, uint64_t off, uint64_t len);
-void pool_write_range_f(spm_pool *p, uint64_t off, uint64_t len, unsigned flags);
+void pool_write_range_f(spm_pool *p, unsigned core, uint64_t off, uint64_t len,
+			unsigned flags);
 void pool_ccwb_range(spm_pool *p, uint64_t off, uint64_t len);
-void pool_write_ranges(spm_pool *p, const struct range *r, size_t n, unsigned flags);
+void pool_write_ranges(spm_pool *p, unsigned core, const struct range *r, size_t n,
+		       unsigned flags);
+void pool_write_batches(spm_pool *p, unsigned core, const struct pool_batch *b, size_t nb);
 uint64_t thread_id(void);
 
 /* tx.c */
