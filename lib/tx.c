@@ -68,7 +68,7 @@ static struct lane *lane_of(spm_pool *p, uint64_t me)
 
 /* my_lane -- the lane of the calling thread's open transaction, or NULL;
  * its core set to the thread's core now (spm_core_set may come at any time). */
-static struct lane *my_lane(spm_pool *p)
+static inline struct lane *my_lane(spm_pool *p)
 {
 	unsigned core;
 	struct lane *l = lane_of(p, thread_self(p, &core));
