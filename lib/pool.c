@@ -58,7 +58,7 @@ static spm_pool *pool_new(void)
 		return NULL;
 	p->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
 	pthread_mutex_init(&p->root_lock, NULL);
-	pthread_spin_init(&p->own_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_mutex_init(&p->own_lock, NULL);
 	pthread_mutex_init(&p->evict_lock, NULL);
 	pthread_mutex_init(&p->bm_lock, NULL);
 	pthread_mutex_init(&p->busy_lock, NULL);
@@ -79,7 +79,7 @@ static void pool_free(spm_pool *p)
 	if (p->view)
 		munmap(p->view, p->size);
 	pthread_mutex_destroy(&p->root_lock);
-	pthread_spin_destroy(&p->own_lock);
+	pthread_mutex_destroy(&p->own_lock);
 	pthread_mutex_destroy(&p->evict_lock);
 	pthread_mutex_destroy(&p->bm_lock);
 	pthread_mutex_destroy(&p->busy_lock);

@@ -98,9 +98,7 @@ struct spm_pool {
 	size_t size;
 	struct pool_hdr *hdr;
 	pthread_mutex_t root_lock; /* the first spm_root() */
-	/* lanes' logged ranges: which tx owns a line; a spin lock, held only to
-	 * scan and append to them (a realloc now and then: vec_push) */
-	pthread_spinlock_t own_lock;
+	pthread_mutex_t own_lock; /* lanes' logged ranges: which tx owns a line */
 	uint32_t claiming;        /* lanes whose logged ranges are not empty (own_lock) */
 	pthread_mutex_t bm_lock;  /* persistent bitmap updates at commit */
 	pthread_mutex_t busy_lock; /* the volatile busy bitmap */

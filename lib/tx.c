@@ -145,10 +145,10 @@ static void unclaim(spm_pool *p, struct lane *l)
 	 * set only while l->logged is not empty */
 	if (!l->logged.n)
 		return;
-	pthread_spin_lock(&p->own_lock);
+	pthread_mutex_lock(&p->own_lock);
 	l->logged.n = 0;
 	p->claiming &= ~(1u << lane_index(p, l));
-	pthread_spin_unlock(&p->own_lock);
+	pthread_mutex_unlock(&p->own_lock);
 }
 
 /* lane_release -- forget the volatile state and free the lane. */
@@ -217,16 +217,6 @@ static int covered(const struct vec *v, uint64_t off, uint64_t len)
 	return 0;
 }
 
-/* overlap -- the offset of a range of v that meets [off, off+len), or
- * UINT64_MAX. */
-static uint64_t overlap(const struct vec *v, uint64_t off, uint64_t len)
-{
-	for (size_t i = 0; i < v->n; i++)
-		if (v->r[i].off < off + len && off < v->r[i].off + v->r[i].len)
-			return v->r[i].off;
-	return UINT64_MAX;
-}
-
 /*
  * claim_lines -- the transaction of lane l now owns lines [off, off+len).
  * Snapshots are whole lines, so two open transactions may not both own a
@@ -237,19 +227,23 @@ static int claim_lines(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 {
 	int rc = 0;
 	unsigned me = lane_index(p, l);
-	uint64_t taken = UINT64_MAX; /* a range of another lane's that overlaps */
-	pthread_spin_lock(&p->own_lock);
+	pthread_mutex_lock(&p->own_lock);
 	/* only the lanes that own lines are searched: one thread alone skips
 	 * the loop */
-	for (uint32_t others = p->claiming & ~(1u << me); others && taken == UINT64_MAX;
-	     others &= others - 1)
-		taken = overlap(&p->lanes[__builtin_ctz(others)].logged, off, len);
-	if (taken == UINT64_MAX && !(rc = vec_push(&l->logged, off, len)))
+	for (uint32_t others = p->claiming & ~(1u << me); others && !rc;
+	     others &= others - 1) {
+		const struct vec *v = &p->lanes[__builtin_ctz(others)].logged;
+		for (size_t i = 0; i < v->n; i++)
+			if (v->r[i].off < off + len && off < v->r[i].off + v->r[i].len) {
+				rc = emu_err(SPM_E_BUSY, "spm_tx_add: line at offset %llu is "
+					     "snapshotted by another open transaction",
+					     (unsigned long long)v->r[i].off);
+				break;
+			}
+	}
+	if (!rc && !(rc = vec_push(&l->logged, off, len)))
 		p->claiming |= 1u << me;
-	pthread_spin_unlock(&p->own_lock);
-	if (taken != UINT64_MAX) /* the message formatted outside the lock */
-		rc = emu_err(SPM_E_BUSY, "spm_tx_add: line at offset %llu is snapshotted by "
-			     "another open transaction", (unsigned long long)taken);
+	pthread_mutex_unlock(&p->own_lock);
 	return rc;
 }
 
