@@ -737,6 +737,24 @@ static __attribute__((noinline)) void write_ranges_prepadded(struct emu *e, unsi
 			write_lines_locked(e, core, r[i].first, r[i].n, view, &pp);
 }
 
+/* write_ranges_locked -- the work of emu_write_ranges (the caller holds the
+ * lock; core is in range); inline, for the flags its callers pass. */
+static inline __attribute__((always_inline)) void
+write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
+		    const void *view, unsigned flags)
+{
+	if (n > 1 && e->design->enc == ENC_CTR)
+		write_ranges_prepadded(e, core, r, n, view);
+	else
+		for (size_t i = 0; i < n; i++)
+			if (r[i].n)
+				write_lines_locked(e, core, r[i].first, r[i].n, view, NULL);
+	if (flags & EMU_WB_CCWB)
+		ctr_writeback_ranges(e, core, r, n);
+	if (flags & EMU_WB_FENCE)
+		fence_locked(e, core);
+}
+
 /* emu_write_lines -- clwb of n lines, then (flags) counter_cache_writeback
  * of them and an sfence. */
 void emu_write_lines(struct emu *e, unsigned core, uint64_t first, uint64_t n,
@@ -758,19 +776,37 @@ void emu_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, s
 	if (core >= EMU_MAX_CORES)
 		core = 0;
 	pthread_mutex_lock(&e->lock);
-	if (n > 1 && e->design->enc == ENC_CTR)
-		write_ranges_prepadded(e, core, r, n, view);
-	else
-		for (size_t i = 0; i < n; i++)
-			if (r[i].n)
-				write_lines_locked(e, core, r[i].first, r[i].n, view, NULL);
-	if (flags & EMU_WB_CCWB)
-		ctr_writeback_ranges(e, core, r, n);
-	if (flags & EMU_WB_FENCE)
-		fence_locked(e, core);
+	write_ranges_locked(e, core, r, n, view, flags);
 	pthread_mutex_unlock(&e->lock);
 	if (flags & EMU_WB_FENCE)
 		emu_crash_point("fence");
+}
+
+/*
+ * emu_write_batches -- emu_write_ranges of each of nb batches in order: one
+ * hold of the lock up to and including each fence, whose crash point comes
+ * right after the lock is released (a transaction's first log entry and its
+ * lane header; its modified lines and its allocations).
+ */
+void emu_write_batches(struct emu *e, unsigned core, const struct emu_batch *b, size_t nb,
+		       const void *view)
+{
+	int locked = 0;
+	if (core >= EMU_MAX_CORES)
+		core = 0;
+	for (size_t i = 0; i < nb; i++) {
+		if (!locked)
+			pthread_mutex_lock(&e->lock);
+		locked = 1;
+		write_ranges_locked(e, core, b[i].r, b[i].n, view, b[i].flags);
+		if (b[i].flags & EMU_WB_FENCE) {
+			pthread_mutex_unlock(&e->lock);
+			locked = 0;
+			emu_crash_point("fence");
+		}
+	}
+	if (locked)
+		pthread_mutex_unlock(&e->lock);
 }
 
 /*

@@ -89,6 +89,16 @@ struct emu_range {
  * under one controller entry. */
 void emu_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
 		      const void *view, unsigned flags);
+/* A batch: the arguments of one emu_write_ranges. */
+struct emu_batch {
+	const struct emu_range *r;
+	size_t n;
+	unsigned flags;
+};
+/* emu_write_ranges of each of nb batches in order, under one controller
+ * entry up to each fence (a fence's crash point follows that entry). */
+void emu_write_batches(struct emu *e, unsigned core, const struct emu_batch *b, size_t nb,
+		       const void *view);
 /* sfence: the core's write-backs are accepted into the ADR domain. */
 void emu_fence(struct emu *e, unsigned core);
 /* Charge ns of the program's own work (not memory traffic) to core's clock. */

@@ -42,7 +42,7 @@ int emu_stat(struct emu *e, const char *name, uint64_t *value)
 		rc = emu_err(SPM_E_INVAL, "spm_stat: unknown statistic \"%s\"", name);
 		for (unsigned i = 0; i < STAT__N; i++)
 			if (strcmp(stat_names[i], name) == 0) {
-				*value = e->stat[i];
+				*value = __atomic_load_n(&e->stat[i], __ATOMIC_RELAXED);
 				rc = 0;
 				break;
 			}
@@ -55,12 +55,15 @@ int emu_stat(struct emu *e, const char *name, uint64_t *value)
 void emu_stat_reset(struct emu *e)
 {
 	pthread_mutex_lock(&e->lock);
-	memset(e->stat, 0, sizeof(e->stat));
+	for (unsigned i = 0; i < STAT__N; i++) /* runtime stats change unlocked */
+		__atomic_store_n(&e->stat[i], 0, __ATOMIC_RELAXED);
 	tm_reset(&e->tm);
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* emu_stat_rt_add -- a runtime event (transactions). */
+/* emu_stat_rt_add -- a runtime event (transactions): an atomic add, no lock;
+ * the controller never changes these statistics, and emu_stat and
+ * emu_stat_reset touch them atomically. */
 void emu_stat_rt_add(struct emu *e, enum emu_rt_stat which, uint64_t n)
 {
 	static const enum stat_id map[] = {
@@ -70,9 +73,7 @@ void emu_stat_rt_add(struct emu *e, enum emu_rt_stat which, uint64_t n)
 		[EMU_RT_EVICTED] = ST_EVICTED,
 		[EMU_RT_LOG_WRAPS] = ST_TX_LOG_WRAPS,
 	};
-	pthread_mutex_lock(&e->lock);
-	e->stat[map[which]] += n;
-	pthread_mutex_unlock(&e->lock);
+	__atomic_fetch_add(&e->stat[map[which]], n, __ATOMIC_RELAXED);
 }
 
 /* emu_set_log_range -- the lines of the transaction log, for media.writes.log. */

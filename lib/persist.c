@@ -2,34 +2,54 @@
  * persist.c -- the CPU side of persistence: clwb (spm_flush), sfence
  * (spm_drain), CounterAtomic declarations and counter_cache_writeback
  * (SCA section 4.3), each handed to the controller as line ranges (a
- * transaction's commit: all its ranges in one call, pool_write_ranges).
+ * transaction's commit: all its ranges in one call, pool_write_ranges; a
+ * few such calls in one controller entry, pool_write_batches).  The calling
+ * thread's id and modeled core live in one TLS block (thread_self); the
+ * transaction code passes the core down rather than look it up again.
  */
 #include "pool_internal.h"
 
-/* the default TLS model: initial-exec would save a __tls_get_addr call per
+/* the default TLS model: initial-exec would save the __tls_get_addr call per
  * runtime call but make dlopen() of libspm.so fail where static TLS is
  * short (the library's TLS block, errmsg included, is over 1 KiB).  TLS
  * descriptors (-mtls-dialect=gnu2: -1.7 % instructions on a hash-table
  * insert) were tried and dropped: where dlopen() finds static TLS short
  * their resolver calls into malloc yet must preserve every register, a path
  * the C library has had to fix; not worth the risk for 1.7 % */
-static __thread uint64_t core_pool_uid; /* a closed pool's address may be reused: its uid is not */
-static __thread unsigned core_id;
-static __thread uint64_t my_thread_id;
+struct self {
+	uint64_t id;       /* thread_id, 0 until first asked */
+	uint64_t core_uid; /* a closed pool's address may be reused: its uid is not */
+	unsigned core;     /* the core set on the pool of uid core_uid */
+};
+static __thread struct self self; /* one TLS lookup gives all three */
 static uint64_t next_thread_id = 1;
+
+/* new_id -- the calling thread's id, assigned on its first call. */
+static __attribute__((noinline)) uint64_t new_id(void)
+{
+	self.id = __atomic_fetch_add(&next_thread_id, 1, __ATOMIC_RELAXED);
+	return self.id;
+}
 
 /* thread_id -- a small unique id of the calling thread (never 0). */
 uint64_t thread_id(void)
 {
-	if (!my_thread_id)
-		my_thread_id = __atomic_fetch_add(&next_thread_id, 1, __ATOMIC_RELAXED);
-	return my_thread_id;
+	uint64_t id = self.id;
+	return id ? id : new_id();
 }
 
 /* pool_core -- the modeled core of this thread on pool p. */
 unsigned pool_core(spm_pool *p)
 {
-	return core_pool_uid == p->uid ? core_id : 0;
+	return self.core_uid == p->uid ? self.core : 0;
+}
+
+/* thread_self -- thread_id(), and pool_core(p) in *core. */
+uint64_t thread_self(spm_pool *p, unsigned *core)
+{
+	struct self s = self; /* a copy: one TLS lookup, before any branch */
+	*core = s.core_uid == p->uid ? s.core : 0;
+	return s.id ? s.id : new_id();
 }
 
 SPM_API int spm_core_set(spm_pool *pool, unsigned core)
@@ -37,8 +57,8 @@ SPM_API int spm_core_set(spm_pool *pool, unsigned core)
 	if (!pool || core >= EMU_MAX_CORES)
 		return emu_err(SPM_E_INVAL, "spm_core_set: core %u out of range [0, %u)",
 			       core, EMU_MAX_CORES);
-	core_pool_uid = pool->uid;
-	core_id = core;
+	self.core_uid = pool->uid;
+	self.core = core;
 	return 0;
 }
 
@@ -60,21 +80,32 @@ static uint64_t lines_of(spm_pool *p, uint64_t off, uint64_t len, uint64_t *firs
 	return (off + len + SPM_LINE - 1) / SPM_LINE - *first;
 }
 
-/* pool_write_range -- write back the lines of a pool range (flags: EMU_WB_*). */
-void pool_write_range_f(spm_pool *p, uint64_t off, uint64_t len, unsigned flags)
+/* pool_write_range_f -- write back the lines of a pool range on core (flags:
+ * EMU_WB_*). */
+void pool_write_range_f(spm_pool *p, unsigned core, uint64_t off, uint64_t len,
+			unsigned flags)
 {
 	uint64_t first, n = lines_of(p, off, len, &first);
 	if (n) {
-		emu_write_lines(p->emu, pool_core(p), first, n, p->view, flags);
+		emu_write_lines(p->emu, core, first, n, p->view, flags);
 		evict_clean(p, first, n);
 	} else if (flags & EMU_WB_FENCE) {
-		emu_fence(p->emu, pool_core(p));
+		emu_fence(p->emu, core);
 	}
 }
 
+/* pool_write_range -- write back the lines of a pool range. */
 void pool_write_range(spm_pool *p, uint64_t off, uint64_t len)
 {
-	pool_write_range_f(p, off, len, 0);
+	pool_write_range_f(p, pool_core(p), off, len, 0);
+}
+
+/* ccwb_range -- counter_cache_writeback of a pool range on core. */
+static void ccwb_range(spm_pool *p, unsigned core, uint64_t off, uint64_t len)
+{
+	uint64_t first, n = lines_of(p, off, len, &first);
+	if (n)
+		emu_ctr_writeback(p->emu, core, first, n);
 }
 
 /* clip_ranges -- the non-empty line ranges of pool ranges r[0..n-1] into lr. */
@@ -88,41 +119,66 @@ static size_t clip_ranges(spm_pool *p, const struct range *r, size_t n, struct e
 	return m;
 }
 
+enum { CHUNK = 64, MAX_BATCHES = 4 };
+
 /*
  * pool_write_ranges -- pool_write_range of each of n ranges in order, then
  * (flags EMU_WB_CCWB) pool_ccwb_range of each, then (EMU_WB_FENCE) a fence:
  * one controller entry for up to 64 ranges (a transaction's commit).
  */
-void pool_write_ranges(spm_pool *p, const struct range *r, size_t n, unsigned flags)
+void pool_write_ranges(spm_pool *p, unsigned core, const struct range *r, size_t n,
+		       unsigned flags)
 {
-	enum { CHUNK = 64 };
 	struct emu_range lr[CHUNK];
 	if (n <= CHUNK) {
-		size_t m = clip_ranges(p, r, n, lr);
-		emu_write_ranges(p->emu, pool_core(p), lr, m, p->view, flags);
-		for (size_t i = 0; i < m; i++)
-			evict_clean(p, lr[i].first, lr[i].n);
+		struct pool_batch b = {r, n, flags};
+		pool_write_batches(p, core, &b, 1);
 		return;
 	}
 	/* more: every write first, a chunk at a time, then the rest */
 	for (size_t k = 0; k < n; k += CHUNK) {
 		size_t m = clip_ranges(p, r + k, n - k < CHUNK ? n - k : CHUNK, lr);
-		emu_write_ranges(p->emu, pool_core(p), lr, m, p->view, 0);
+		emu_write_ranges(p->emu, core, lr, m, p->view, 0);
 		for (size_t i = 0; i < m; i++)
 			evict_clean(p, lr[i].first, lr[i].n);
 	}
 	for (size_t k = 0; (flags & EMU_WB_CCWB) && k < n; k++)
-		pool_ccwb_range(p, r[k].off, r[k].len);
+		ccwb_range(p, core, r[k].off, r[k].len);
 	if (flags & EMU_WB_FENCE)
-		emu_fence(p->emu, pool_core(p));
+		emu_fence(p->emu, core);
+}
+
+/*
+ * pool_write_batches -- pool_write_ranges of each of nb batches in order:
+ * one controller entry up to each fence when they hold at most 64 ranges
+ * in all (emu_write_batches), else one pool_write_ranges each.
+ */
+void pool_write_batches(spm_pool *p, unsigned core, const struct pool_batch *b, size_t nb)
+{
+	struct emu_range lr[CHUNK];
+	struct emu_batch eb[MAX_BATCHES];
+	size_t total = 0, m = 0;
+	for (size_t i = 0; i < nb; i++)
+		total += b[i].n;
+	if (nb > MAX_BATCHES || total > CHUNK) {
+		for (size_t i = 0; i < nb; i++)
+			pool_write_ranges(p, core, b[i].r, b[i].n, b[i].flags);
+		return;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		eb[i] = (struct emu_batch){lr + m, clip_ranges(p, b[i].r, b[i].n, lr + m),
+					   b[i].flags};
+		m += eb[i].n;
+	}
+	emu_write_batches(p->emu, core, eb, nb, p->view);
+	for (size_t i = 0; i < m; i++)
+		evict_clean(p, lr[i].first, lr[i].n);
 }
 
 /* pool_ccwb_range -- counter_cache_writeback of a pool range. */
 void pool_ccwb_range(spm_pool *p, uint64_t off, uint64_t len)
 {
-	uint64_t first, n = lines_of(p, off, len, &first);
-	if (n)
-		emu_ctr_writeback(p->emu, pool_core(p), first, n);
+	ccwb_range(p, pool_core(p), off, len);
 }
 
 /* view_off -- offset of addr in the view, or UINT64_MAX. */

@@ -57,7 +57,6 @@ static spm_pool *pool_new(void)
 	if (!p)
 		return NULL;
 	p->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
-	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->root_lock, NULL);
 	pthread_mutex_init(&p->own_lock, NULL);
 	pthread_mutex_init(&p->evict_lock, NULL);
@@ -79,7 +78,6 @@ static void pool_free(spm_pool *p)
 	alloc_fini(p);
 	if (p->view)
 		munmap(p->view, p->size);
-	pthread_mutex_destroy(&p->lock);
 	pthread_mutex_destroy(&p->root_lock);
 	pthread_mutex_destroy(&p->own_lock);
 	pthread_mutex_destroy(&p->evict_lock);

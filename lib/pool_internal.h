@@ -43,7 +43,7 @@ struct pool_hdr {
 	uint64_t root_off, root_size;
 };
 _Static_assert(sizeof(struct pool_hdr) <= 128, "pool_hdr fits two lines");
-_Static_assert(POOL_NLANES <= 32, "a lane is a bit of spm_pool.claiming");
+_Static_assert(POOL_NLANES <= 32, "a lane is a bit of spm_pool.claiming and .in_use");
 
 /* A lane header slot: a CounterAtomic line (Figure 9's Backup.valid).  The
  * slot with the highest gen is the lane's header. */
@@ -85,6 +85,7 @@ struct lane {
 	uint64_t log_head;  /* where the next transaction's log may start */
 	int wrapped;        /* its entries went on at offset 0 */
 	int hdr_written;
+	unsigned core;      /* the owner's modeled core at its latest call */
 	struct vec logged;  /* ranges snapshotted */
 	struct vec allocs;  /* (off, units) reserved by tx_alloc */
 	struct vec frees;   /* (off, units) freed at commit */
@@ -96,7 +97,6 @@ struct spm_pool {
 	uint8_t *view;
 	size_t size;
 	struct pool_hdr *hdr;
-	pthread_mutex_t lock;     /* lane assignment */
 	pthread_mutex_t root_lock; /* the first spm_root() */
 	pthread_mutex_t own_lock; /* lanes' logged ranges: which tx owns a line */
 	uint32_t claiming;        /* lanes whose logged ranges are not empty (own_lock) */
@@ -106,6 +106,7 @@ struct spm_pool {
 	uint64_t cursor;          /* next-fit position */
 	struct lane lanes[POOL_NLANES];
 	unsigned lane_hint;       /* the lane begun last: my_lane tries it first */
+	uint32_t in_use;          /* lanes with an owner (tx.c: lane_of) */
 	/* eviction injector (evict.c) */
 	int evict_on;
 	pthread_mutex_t evict_lock;
@@ -140,11 +141,21 @@ static inline void evict_maybe(spm_pool *p)
 int config_parse(struct emu_config *cfg, const char *options);
 
 /* persist.c */
+/* the arguments of one pool_write_ranges */
+struct pool_batch {
+	const struct range *r;
+	size_t n;
+	unsigned flags;
+};
 unsigned pool_core(spm_pool *p);
+uint64_t thread_self(spm_pool *p, unsigned *core);
 void pool_write_range(spm_pool *p, uint64_t off, uint64_t len);
-void pool_write_range_f(spm_pool *p, uint64_t off, uint64_t len, unsigned flags);
+void pool_write_range_f(spm_pool *p, unsigned core, uint64_t off, uint64_t len,
+			unsigned flags);
 void pool_ccwb_range(spm_pool *p, uint64_t off, uint64_t len);
-void pool_write_ranges(spm_pool *p, const struct range *r, size_t n, unsigned flags);
+void pool_write_ranges(spm_pool *p, unsigned core, const struct range *r, size_t n,
+		       unsigned flags);
+void pool_write_batches(spm_pool *p, unsigned core, const struct pool_batch *b, size_t nb);
 uint64_t thread_id(void);
 
 /* tx.c */

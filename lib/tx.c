@@ -48,37 +48,60 @@ static unsigned lane_index(spm_pool *p, struct lane *l)
 	return (unsigned)(l - p->lanes);
 }
 
-/* my_lane -- the lane of the calling thread's open transaction, or NULL.
- * The lane begun last is tried first (a thread alone: always its own). */
-static struct lane *my_lane(spm_pool *p)
+/* lane_of -- the lane whose open transaction thread me owns, or NULL.  The
+ * lane begun last is tried first (a thread alone: always its own), then the
+ * lanes in use: a thread sets its lane's bit in spm_tx_begin, once it owns
+ * the lane, and clears it in lane_release, just before it gives the lane up,
+ * so its own lane is always among them. */
+static struct lane *lane_of(spm_pool *p, uint64_t me)
 {
-	uint64_t me = thread_id();
 	struct lane *hint = &p->lanes[__atomic_load_n(&p->lane_hint, __ATOMIC_RELAXED)];
 	if (__atomic_load_n(&hint->owner, __ATOMIC_ACQUIRE) == me)
 		return hint;
-	for (unsigned i = 0; i < POOL_NLANES; i++)
-		if (__atomic_load_n(&p->lanes[i].owner, __ATOMIC_ACQUIRE) == me)
-			return &p->lanes[i];
+	for (uint32_t u = __atomic_load_n(&p->in_use, __ATOMIC_RELAXED); u; u &= u - 1) {
+		struct lane *l = &p->lanes[__builtin_ctz(u)];
+		if (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) == me)
+			return l;
+	}
 	return NULL;
 }
 
-/* set_lane_header -- the counter-atomic write that opens or commits, fenced:
- * slot gen of lane i. */
-static void set_lane_header(spm_pool *p, unsigned i, uint64_t active, uint64_t gen,
-			    uint64_t log_start)
+/* my_lane -- the lane of the calling thread's open transaction, or NULL;
+ * its core set to the thread's core now (spm_core_set may come at any time). */
+static inline struct lane *my_lane(spm_pool *p)
+{
+	unsigned core;
+	struct lane *l = lane_of(p, thread_self(p, &core));
+	if (l)
+		l->core = core;
+	return l;
+}
+
+/* fill_lane_header -- slot gen of lane i in the view; its pool offset. */
+static uint64_t fill_lane_header(spm_pool *p, unsigned i, uint64_t active, uint64_t gen,
+				 uint64_t log_start)
 {
 	struct lane_hdr *h = txlog_slot(p, i, gen);
 	h->active = active;
 	h->gen = gen;
 	h->log_start = log_start;
-	pool_write_range_f(p, (uint64_t)((uint8_t *)h - p->view), SPM_LINE, EMU_WB_FENCE);
+	return (uint64_t)((uint8_t *)h - p->view);
+}
+
+/* set_lane_header -- the counter-atomic write that opens or commits, fenced:
+ * slot gen of lane i, on core. */
+static void set_lane_header(spm_pool *p, unsigned core, unsigned i, uint64_t active,
+			    uint64_t gen, uint64_t log_start)
+{
+	uint64_t off = fill_lane_header(p, i, active, gen, log_start);
+	pool_write_range_f(p, core, off, SPM_LINE, EMU_WB_FENCE);
 }
 
 /* write_ranges -- write back and counter-write-back a set of line ranges. */
-static void write_ranges(spm_pool *p, const struct vec *v)
+static void write_ranges(spm_pool *p, unsigned core, const struct vec *v)
 {
 	if (v->n)
-		pool_write_ranges(p, v->r, v->n, EMU_WB_CCWB);
+		pool_write_ranges(p, core, v->r, v->n, EMU_WB_CCWB);
 }
 
 /*
@@ -87,7 +110,8 @@ static void write_ranges(spm_pool *p, const struct vec *v)
  * close the lane (counter-atomic).  Used by abort and by recovery; a crash
  * in the middle is recovered again.
  */
-static int lane_rollback(spm_pool *p, unsigned i, uint64_t gen, uint64_t start)
+static int lane_rollback(spm_pool *p, unsigned core, unsigned i, uint64_t gen,
+			 uint64_t start)
 {
 	uint8_t *base = txlog_base(p, i);
 	struct vec found = {0}, restored = {0};
@@ -103,58 +127,83 @@ static int lane_rollback(spm_pool *p, unsigned i, uint64_t gen, uint64_t start)
 		rc = vec_push(&restored, e->off, len);
 	}
 	if (!rc) {
-		write_ranges(p, &restored);
+		write_ranges(p, core, &restored);
 		spm_drain(p);
 		emu_crash_point("tx.rolled_back");
-		set_lane_header(p, i, 0, gen, start);
+		set_lane_header(p, core, i, 0, gen, start);
 	}
 	free(restored.r);
 	free(found.r);
 	return rc;
 }
 
-/* lane_release -- forget the volatile state and free the lane. */
-static void lane_release(spm_pool *p, struct lane *l)
+/* unclaim -- the lines of lane l's transaction are free to others again:
+ * its logged ranges emptied (one own_lock hold; none if it logged nothing). */
+static void unclaim(spm_pool *p, struct lane *l)
 {
+	/* only l's owner changes l->logged or its claiming bit, and the bit is
+	 * set only while l->logged is not empty */
+	if (!l->logged.n)
+		return;
 	pthread_mutex_lock(&p->own_lock);
 	l->logged.n = 0;
 	p->claiming &= ~(1u << lane_index(p, l));
 	pthread_mutex_unlock(&p->own_lock);
+}
+
+/* lane_release -- forget the volatile state and free the lane. */
+static void lane_release(spm_pool *p, struct lane *l)
+{
+	unclaim(p, l);
 	l->allocs.n = l->frees.n = 0;
 	txlog_advance(p, l);
 	l->hdr_written = 0;
+	/* the bit first: the lane's next owner sets it again after this */
+	__atomic_fetch_and(&p->in_use, ~(1u << lane_index(p, l)), __ATOMIC_RELAXED);
 	__atomic_store_n(&l->owner, 0, __ATOMIC_RELEASE);
+}
+
+/* lane_take -- lane i for thread me if it is free. */
+static int lane_take(spm_pool *p, unsigned i, uint64_t me)
+{
+	uint64_t free_owner = 0;
+	struct lane *l = &p->lanes[i];
+	/* acquire: the lane's last owner wrote its fields before its release
+	 * store of owner = 0 (lane_release) */
+	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) != 0 ||
+	    !__atomic_compare_exchange_n(&l->owner, &free_owner, me, 0, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return 0;
+	__atomic_fetch_or(&p->in_use, 1u << i, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->lane_hint, i, __ATOMIC_RELAXED);
+	return 1;
 }
 
 SPM_API int spm_tx_begin(spm_pool *pool)
 {
 	if (!pool)
 		return emu_err(SPM_E_INVAL, "spm_tx_begin: NULL pool");
-	if (my_lane(pool))
+	unsigned core;
+	uint64_t me = thread_self(pool, &core);
+	if (lane_of(pool, me))
 		return emu_err(SPM_E_TXSTATE, "spm_tx_begin: this thread is already in a "
 			       "transaction");
 	struct lane *l = NULL;
 	/* a modeled core starts from its own lane: cores run one at a time
 	 * in host order, and first-free would give them all lane 0, one log
 	 * and one header counter line (a hot bank no real core set shares) */
-	unsigned first = pool_core(pool) % POOL_NLANES;
-	pthread_mutex_lock(&pool->lock);
+	unsigned first = core % POOL_NLANES;
 	for (unsigned k = 0; k < POOL_NLANES && !l; k++) {
 		unsigned i = (first + k) % POOL_NLANES;
-		/* acquire: the lane's last owner wrote its fields before its
-		 * release store of owner = 0 (lane_release) */
-		if (__atomic_load_n(&pool->lanes[i].owner, __ATOMIC_ACQUIRE) == 0) {
+		if (lane_take(pool, i, me))
 			l = &pool->lanes[i];
-			__atomic_store_n(&l->owner, thread_id(), __ATOMIC_RELEASE);
-			__atomic_store_n(&pool->lane_hint, i, __ATOMIC_RELAXED);
-		}
 	}
-	pthread_mutex_unlock(&pool->lock);
 	if (!l)
 		return emu_err(SPM_E_BUSY, "spm_tx_begin: all %u lanes are in use",
 			       POOL_NLANES);
 	l->gen++; /* the lane's newest gen, kept from open (tx_recover) */
 	l->hdr_written = 0;
+	l->core = core;
 	l->logged.n = l->allocs.n = l->frees.n = 0;
 	return 0;
 }
@@ -223,12 +272,14 @@ static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len,
 	e->sum = txlog_entry_sum(e, (uint8_t *)(e + 1));
 	/* prepare: the entry and its counters, then (first entry) the lane
 	 * header, one barrier (Figure 9 lines 9-11) */
-	if (!l->hdr_written) {
-		pool_write_range_f(p, eoff, need, EMU_WB_CCWB);
-		set_lane_header(p, li, 1, l->gen, l->log_start);
+	if (!l->hdr_written) { /* one controller entry for both */
+		struct range r[2] = {{eoff, need},
+				     {fill_lane_header(p, li, 1, l->gen, l->log_start), SPM_LINE}};
+		struct pool_batch b[2] = {{r, 1, EMU_WB_CCWB}, {r + 1, 1, EMU_WB_FENCE}};
+		pool_write_batches(p, l->core, b, 2);
 		l->hdr_written = 1;
 	} else {
-		pool_write_range_f(p, eoff, need, EMU_WB_CCWB | EMU_WB_FENCE);
+		pool_write_range_f(p, l->core, eoff, need, EMU_WB_CCWB | EMU_WB_FENCE);
 	}
 	emu_crash_point("tx.logged");
 	l->log_pos = pos + need;
@@ -338,7 +389,7 @@ static void tx_end(spm_pool *p, struct lane *l, enum emu_rt_stat what)
 static void tx_abort_lane(spm_pool *p, struct lane *l)
 {
 	if (l->hdr_written)
-		lane_rollback(p, lane_index(p, l), l->gen, l->log_start);
+		lane_rollback(p, l->core, lane_index(p, l), l->gen, l->log_start);
 	for (size_t i = 0; i < l->allocs.n; i++)
 		alloc_unreserve(p, l->allocs.r[i].off, l->allocs.r[i].len / UNIT);
 	tx_end(p, l, EMU_RT_TX_ABORTED);
@@ -368,24 +419,25 @@ SPM_API int spm_tx_commit(spm_pool *pool)
 	}
 	if (l->hdr_written || l->allocs.n) {
 		/* mutate: Figure 9 lines 13-15 */
-		write_ranges(pool, &l->logged);
 		if (pool->evict_on) { /* the drain may write back evicted lines first */
-			write_ranges(pool, &l->allocs);
+			write_ranges(pool, l->core, &l->logged);
+			write_ranges(pool, l->core, &l->allocs);
 			spm_drain(pool);
-		} else { /* the same, the fence under the last controller entry */
-			pool_write_ranges(pool, l->allocs.r, l->allocs.n,
-					  EMU_WB_CCWB | EMU_WB_FENCE);
+		} else { /* the same, the fence under the one controller entry */
+			struct pool_batch b[2] = {
+				{l->logged.r, l->logged.n, EMU_WB_CCWB},
+				{l->allocs.r, l->allocs.n, EMU_WB_CCWB | EMU_WB_FENCE}};
+			pool_write_batches(pool, l->core, b, 2);
 		}
 		emu_crash_point("tx.mutated");
 		/* commit: Figure 9 line 17, a counter-atomic write */
 		if (l->hdr_written)
-			set_lane_header(pool, lane_index(pool, l), 0, l->gen, l->log_start);
+			set_lane_header(pool, l->core, lane_index(pool, l), 0, l->gen,
+					l->log_start);
 		emu_crash_point("tx.committed");
 	}
 	/* durable: nothing can roll back now, the lines are free to others */
-	pthread_mutex_lock(&pool->own_lock);
-	l->logged.n = 0;
-	pthread_mutex_unlock(&pool->own_lock);
+	unclaim(pool, l);
 	if (bitmap) {
 		alloc_after_commit(pool, l);
 		pthread_mutex_unlock(&pool->bm_lock);
@@ -404,7 +456,7 @@ int tx_recover(spm_pool *p)
 		p->lanes[i].log_head = 0;
 		if (!h->active)
 			continue;
-		int rc = lane_rollback(p, i, h->gen, h->log_start);
+		int rc = lane_rollback(p, pool_core(p), i, h->gen, h->log_start);
 		if (rc)
 			return rc;
 		emu_stat_rt_add(p->emu, EMU_RT_ROLLED_BACK, 1);
@@ -416,6 +468,8 @@ int tx_recover(spm_pool *p)
 void tx_abort_all(spm_pool *p)
 {
 	for (unsigned i = 0; i < POOL_NLANES; i++)
-		if (p->lanes[i].owner)
+		if (p->lanes[i].owner) {
+			p->lanes[i].core = pool_core(p); /* charged to the closing thread */
 			tx_abort_lane(p, &p->lanes[i]);
+		}
 }

@@ -66,6 +66,15 @@ struct lane_hdr *txlog_newest(spm_pool *p, unsigned i)
 	return best;
 }
 
+/* sum_word -- txlog_entry_sum's step: hash h and the 8 bytes at w. */
+static inline uint64_t sum_word(uint64_t h, const uint8_t *w)
+{
+	uint64_t v;
+	memcpy(&v, w, 8);
+	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+	return h ^ h >> 29;
+}
+
 /*
  * txlog_entry_sum -- the check of a log entry: a 64-bit multiplicative hash
  * over its words (the length is always a multiple of 8).  It detects an entry
@@ -79,12 +88,11 @@ uint64_t txlog_entry_sum(const struct log_entry *e, const uint8_t *data)
 	h = (h ^ e->len) * 0x9e3779b97f4a7c15ull;
 	h = (h ^ e->gen) * 0x9e3779b97f4a7c15ull;
 	h = (h ^ e->start) * 0x9e3779b97f4a7c15ull;
-	for (uint64_t i = 0, n = txlog_entry_data(e); i + 8 <= n; i += 8) {
-		uint64_t w;
-		memcpy(&w, data + i, 8);
-		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
-	}
+	uint64_t i = 0, n = txlog_entry_data(e);
+	for (; i + 16 <= n; i += 16) /* two words a turn: a line in four */
+		h = sum_word(sum_word(h, data + i), data + i + 8);
+	if (i + 8 <= n)
+		h = sum_word(h, data + i);
 	return h ^ (h >> 32);
 }
 
