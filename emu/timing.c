@@ -68,6 +68,7 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->wpq_shared = p->wpq_shared;
 	t->qdata.cap = wpq_data;
 	t->qctr.cap = wpq_ctr;
+	tm_reset(t);
 }
 
 /* tm_off -- no memory model (timing=off): every request is served at once
@@ -86,8 +87,7 @@ void tm_reset(struct timing *t)
 {
 	for (unsigned b = 0; b < TM_MAX_BANKS; b++)
 		t->bank[b].n = 0, t->bank[b].floor = 0, t->bank[b].writes = 0;
-	memset(t->act, 0, sizeof(t->act));
-	memset(t->act_pos, 0, sizeof(t->act_pos));
+	memset(t->act, 0xff, sizeof(t->act)); /* UINT64_MAX: no activation (faw_check) */
 	memset(t->clock, 0, sizeof(t->clock));
 	memset(t->pending, 0, sizeof(t->pending));
 	memset(t->qdata.slot_free, 0, sizeof(t->qdata.slot_free));
@@ -248,9 +248,9 @@ HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, u
 
 /*
  * faw_check -- the earliest activation of core's at or after at such that
- * it and that core's last four activations (ring act, 0: none yet) do not
- * all fall within one tFAW: if they would, at waits until tFAW after the
- * earliest of the four.  The four are taken in time order, so a request
+ * it and that core's last four activations (act, oldest first;
+ * UINT64_MAX: none yet) do not all fall within one tFAW: if they would, at
+ * waits until tFAW after the earliest of the four.  The four are taken in time order, so a request
  * whose bank was idle while others had backlogs is not held behind later
  * activations; one earlier than all four is checked against them only
  * (with the profiles' tFAW this is within a point of an exact check of
@@ -268,17 +268,21 @@ static inline uint64_t faw_check(const struct timing *t, unsigned core, uint64_t
 	uint64_t lo2 = a[2] < a[3] ? a[2] : a[3], hi2 = a[2] ^ a[3] ^ lo2;
 	lo = lo < lo2 ? lo : lo2;
 	hi = hi > hi2 ? hi : hi2;
-	if (!t->faw || !lo) /* no window, or fewer than four so far */
-		return at;
+	/* fewer than four so far: hi is UINT64_MAX, so the span passes; so
+	 * does any span where tFAW is 0 */
 	uint64_t first = lo < at ? lo : at, last = hi > at ? hi : at;
 	return last - first >= t->faw ? at : lo + t->faw;
 }
 
-/* faw_record -- core activated a row at time at. */
+/* faw_record -- core activated a row at time at: it drops the oldest of
+ * the four (times are at least 1, as when 0 marked none). */
 static inline void faw_record(struct timing *t, unsigned core, uint64_t at)
 {
-	t->act[core][t->act_pos[core]] = at ? at : 1; /* 0: none */
-	t->act_pos[core] = (uint8_t)((t->act_pos[core] + 1) & 3);
+	uint64_t *a = t->act[core];
+	a[0] = a[1];
+	a[1] = a[2];
+	a[2] = a[3];
+	a[3] = at ? at : 1;
 }
 
 /*
