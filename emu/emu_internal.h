@@ -119,12 +119,12 @@ struct tm_queue {
  * modeled-time order.  A full calendar forgets its older half; before floor
  * (the end of what it forgot) the resource counts as busy.
  */
-#define TM_CAL 64 /* at most 64: a bit each in writes */
+#define TM_CAL 64
 struct tm_cal {
-	uint64_t start[TM_CAL], end[TM_CAL];
-	uint64_t writes; /* bit i: interval i is writes (a read after them waits tWTR) */
-	unsigned n;
 	uint64_t floor;
+	unsigned n;
+	uint8_t write[TM_CAL]; /* 1: interval i is writes (a read after them waits tWTR) */
+	uint64_t start[TM_CAL], end[TM_CAL];
 };
 
 struct timing {

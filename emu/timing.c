@@ -86,7 +86,7 @@ void tm_off(struct timing *t)
 void tm_reset(struct timing *t)
 {
 	for (unsigned b = 0; b < TM_MAX_BANKS; b++)
-		t->bank[b].n = 0, t->bank[b].floor = 0, t->bank[b].writes = 0;
+		t->bank[b].n = 0, t->bank[b].floor = 0;
 	memset(t->act, 0xff, sizeof(t->act)); /* UINT64_MAX: no activation (faw_check) */
 	memset(t->clock, 0, sizeof(t->clock));
 	memset(t->pending, 0, sizeof(t->pending));
@@ -132,7 +132,7 @@ static inline void cal_make_room(struct tm_cal *c)
 	c->floor = max64(c->floor, c->end[h - 1]);
 	memmove(c->start, c->start + h, (TM_CAL - h) * sizeof(c->start[0]));
 	memmove(c->end, c->end + h, (TM_CAL - h) * sizeof(c->end[0]));
-	c->writes >>= h;
+	memmove(c->write, c->write + h, TM_CAL - h);
 	c->n -= h;
 }
 
@@ -150,7 +150,7 @@ HOT int cal_after_latest(const struct tm_cal *c, uint64_t at, uint64_t len, uint
 	const unsigned n = c->n;
 	if (n > 0 && at + len <= c->start[n - 1])
 		return 0;
-	*start = n ? max64(at, c->end[n - 1] + ((c->writes >> (n - 1) & 1) ? wtr : 0)) : at;
+	*start = n ? max64(at, c->end[n - 1] + (c->write[n - 1] ? wtr : 0)) : at;
 	return 1;
 }
 
@@ -173,12 +173,12 @@ HOT uint64_t cal_find(const struct tm_cal *c, uint64_t at, uint64_t len, uint64_
 	unsigned k = n - 1; /* back to the first interval that ends after at */
 	while (k > 0 && c->end[k - 1] > at)
 		k--;
-	if (k > 0 && wtr && (c->writes >> (k - 1) & 1))
+	if (k > 0 && wtr && c->write[k - 1])
 		at = max64(at, c->end[k - 1] + wtr);
 	for (; k < n; k++) {
 		if (at + len <= c->start[k])
 			break;
-		at = max64(at, c->end[k] + ((c->writes >> k & 1) ? wtr : 0));
+		at = max64(at, c->end[k] + (c->write[k] ? wtr : 0));
 	}
 	*pos = k;
 	return at;
@@ -193,18 +193,15 @@ HOT uint64_t cal_find(const struct tm_cal *c, uint64_t at, uint64_t len, uint64_
 HOT void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end, int write,
 		    uint64_t min)
 {
-	const uint64_t w = write != 0;
 	if (pos < c->n && c->start[pos] - end < min) { /* join the next */
 		end = c->end[pos];
-		const uint64_t wnext = c->writes >> pos & 1;
 		if (pos > 0 && start - c->end[pos - 1] < min) { /* and the one before */
 			c->end[pos - 1] = end;
-			c->writes = (c->writes & ~(1ull << (pos - 1))) | (wnext << (pos - 1));
-			const size_t tail = (c->n - pos - 1) * sizeof(uint64_t);
-			memmove(c->start + pos, c->start + pos + 1, tail);
-			memmove(c->end + pos, c->end + pos + 1, tail);
-			uint64_t low = (1ull << pos) - 1;
-			c->writes = (c->writes & low) | ((c->writes >> 1) & ~low);
+			c->write[pos - 1] = c->write[pos];
+			const unsigned tail = c->n - pos - 1;
+			memmove(c->start + pos, c->start + pos + 1, tail * sizeof(uint64_t));
+			memmove(c->end + pos, c->end + pos + 1, tail * sizeof(uint64_t));
+			memmove(c->write + pos, c->write + pos + 1, tail);
 			c->n--;
 			return;
 		}
@@ -213,15 +210,16 @@ HOT void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end
 	}
 	if (pos > 0 && start - c->end[pos - 1] < min) { /* join the one before */
 		c->end[pos - 1] = end;
-		c->writes = (c->writes & ~(1ull << (pos - 1))) | (w << (pos - 1));
+		c->write[pos - 1] = write != 0;
 		return;
 	}
 	if (pos < c->n) {
-		memmove(c->start + pos + 1, c->start + pos, (c->n - pos) * sizeof(uint64_t));
-		memmove(c->end + pos + 1, c->end + pos, (c->n - pos) * sizeof(uint64_t));
+		const unsigned tail = c->n - pos;
+		memmove(c->start + pos + 1, c->start + pos, tail * sizeof(uint64_t));
+		memmove(c->end + pos + 1, c->end + pos, tail * sizeof(uint64_t));
+		memmove(c->write + pos + 1, c->write + pos, tail);
 	}
-	uint64_t low = (1ull << pos) - 1; /* pos < TM_CAL <= 64 */
-	c->writes = (c->writes & low) | ((c->writes & ~low) << 1) | (w << pos);
+	c->write[pos] = write != 0;
 	c->start[pos] = start;
 	c->end[pos] = end;
 	c->n++;
@@ -232,13 +230,12 @@ HOT void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end
 HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, uint64_t min)
 {
 	const unsigned n = c->n;
-	const uint64_t w = write != 0;
 	if (n > 0 && start - c->end[n - 1] < min) { /* join the latest */
 		c->end[n - 1] = end;
-		c->writes = (c->writes & ~(1ull << (n - 1))) | (w << (n - 1));
+		c->write[n - 1] = write != 0;
 		return;
 	}
-	c->writes = (c->writes & ((1ull << n) - 1)) | (w << n);
+	c->write[n] = write != 0;
 	c->start[n] = start;
 	c->end[n] = end;
 	c->n = n + 1;
