@@ -283,25 +283,18 @@ static inline void faw_record(struct timing *t, unsigned core, uint64_t at)
 }
 
 /*
- * book -- bank b for len from the earliest time at or after at when the
- * bank is free and core may activate a row (tFAW); returns the start.
- * wtr: as cal_find.
+ * book_any -- bank b for len from the earliest time at or after at when
+ * the bank is free and core may activate a row (tFAW); returns the start.
+ * wtr: as cal_find.  Any case: an empty or full calendar, a gap before the
+ * latest booking, a request tFAW moves.
  */
-HOT uint64_t book(struct timing *t, unsigned core, unsigned b, uint64_t at, uint64_t len,
-		  uint64_t wtr, int write)
+static __attribute__((noinline)) uint64_t book_any(struct timing *t, unsigned core, unsigned b,
+						   uint64_t at, uint64_t len, uint64_t wtr,
+						   int write)
 {
 	struct tm_cal *c = &t->bank[b];
 	cal_make_room(c);
-	at = max64(at, c->floor);
-	uint64_t start;
-	if (cal_after_latest(c, at, len, wtr, &start)) { /* the common case */
-		if (faw_check(t, core, start) == start) {
-			cal_append(c, start, start + len, write, t->min_req);
-			faw_record(t, core, start);
-			return start;
-		}
-	}
-	unsigned pos; /* a gap before the latest booking, or tFAW moved the request */
+	unsigned pos;
 	for (;;) {
 		const uint64_t found = cal_find(c, at, len, wtr, &pos);
 		at = faw_check(t, core, found);
@@ -311,6 +304,26 @@ HOT uint64_t book(struct timing *t, unsigned core, unsigned b, uint64_t at, uint
 	cal_insert(c, pos, at, at + len, write, t->min_req);
 	faw_record(t, core, at);
 	return at;
+}
+
+/*
+ * book_write -- book_any for a write, inlined for the common case: the
+ * calendar neither empty nor full, the write after its latest booking
+ * (cal_after_latest) and clear of tFAW; otherwise book_any.
+ */
+HOT uint64_t book_write(struct timing *t, unsigned core, unsigned b, uint64_t at, uint64_t len)
+{
+	struct tm_cal *c = &t->bank[b];
+	const unsigned n = c->n;
+	uint64_t start;
+	if (__builtin_expect(n - 1 < TM_CAL - 1, 1) &&
+	    cal_after_latest(c, max64(at, c->floor), len, 0, &start) &&
+	    faw_check(t, core, start) == start) {
+		cal_append(c, start, start + len, 1, t->min_req);
+		faw_record(t, core, start);
+		return start;
+	}
+	return book_any(t, core, b, at, len, 0, 1);
 }
 
 /*
@@ -350,7 +363,7 @@ static __attribute__((noinline)) unsigned take_slot(const struct tm_queue *q, ui
 /*
  * write_slot -- a write enters queue q when an entry is free (acceptance,
  * the point of durability under ADR) and drains to its bank: the bank is busy
- * tCWD + tWR (busy) from the first gap after acceptance (book).  The entry
+ * tCWD + tWR (busy) from the first gap after acceptance (book_write).  The entry
  * frees when the write completes.  By default entries are taken in FIFO
  * order (a write waits for the one cap writes before it to complete): *pos
  * is q's next (q->pos, held by the caller); with any (q->any), take_slot.
@@ -367,7 +380,7 @@ HOT uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q, uns
 	uint64_t accept = max64(ready, slot);
 	*stalled = slot > ready;
 	const uint64_t at = q->inorder ? max64(accept, q->issue_floor[core]) : accept;
-	uint64_t start = book(t, core, core_bank(t, core, bank), at, busy, 0, 1);
+	uint64_t start = book_write(t, core, core_bank(t, core, bank), at, busy);
 	q->issue_floor[core] = start; /* used only where q->inorder */
 	q->slot_free[s] = start + busy;
 	q->slot_start[s] = start;
@@ -529,7 +542,7 @@ uint64_t tm_read(struct timing *t, unsigned core, unsigned bank, uint64_t at)
 	const uint64_t len = t->rcd + t->cl;
 	if (t->off)
 		return at;
-	return book(t, core, core_bank(t, core, bank), at, len, t->wtr, 0) + len;
+	return book_any(t, core, core_bank(t, core, bank), at, len, t->wtr, 0) + len;
 }
 
 /* tm_makespan -- the modeled time of the run: the latest core clock. */
