@@ -367,20 +367,21 @@ static __attribute__((noinline)) unsigned take_slot(const struct tm_queue *q, ui
  * frees when the write completes.  By default entries are taken in FIFO
  * order (a write waits for the one cap writes before it to complete): *pos
  * is q's next (q->pos, held by the caller); with any (q->any), take_slot.
- * any is a constant where this is inlined: each caller has a FIFO copy
- * without the scan and an any copy (one copy with both costs the FIFO path
- * ~4 % more instructions per run).
+ * any and plain (neither q->inorder nor t->core_banks: the sca profile's
+ * defaults) are constants where this is inlined: each caller has a plain
+ * FIFO copy without the scan or the tests, the others out of line (one copy
+ * with the scan costs the FIFO path ~4 % more instructions per run).
  */
 HOT uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q, unsigned *pos,
 			uint64_t busy, unsigned bank, uint64_t addr, uint64_t ready, int *stalled,
-			const int any)
+			const int any, const int plain)
 {
 	const unsigned s = any ? take_slot(q, ready) : *pos;
 	uint64_t slot = q->slot_free[s];
 	uint64_t accept = max64(ready, slot);
 	*stalled = slot > ready;
-	const uint64_t at = q->inorder ? max64(accept, q->issue_floor[core]) : accept;
-	uint64_t start = book_write(t, core, core_bank(t, core, bank), at, busy);
+	const uint64_t at = !plain && q->inorder ? max64(accept, q->issue_floor[core]) : accept;
+	uint64_t start = book_write(t, core, plain ? bank : core_bank(t, core, bank), at, busy);
 	q->issue_floor[core] = start; /* used only where q->inorder */
 	q->slot_free[s] = start + busy;
 	q->slot_start[s] = start;
@@ -390,14 +391,28 @@ HOT uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q, uns
 	return accept;
 }
 
-/* The copies with any = 1, out of line: the FIFO paths stay small enough to
- * be inlined into the controller. */
+/* plain_fifo -- neither any, inorder nor core_banks: write_slot's inlined copy serves q. */
+static inline int plain_fifo(const struct timing *t, const struct tm_queue *q)
+{
+	return !(q->any | q->inorder | t->core_banks);
+}
+
+/* write_one_any -- tm_write where q is not plain_fifo, out of line: the
+ * plain path stays small enough to be inlined into the controller. */
 static __attribute__((noinline)) uint64_t write_one_any(struct timing *t, unsigned core,
 							struct tm_queue *q, unsigned bank,
 							uint64_t addr, uint64_t ready, int *stalled)
 {
 	unsigned pos = q->pos;
-	return write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready, stalled, 1);
+	uint64_t accept;
+	if (q->any)
+		accept = write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready, stalled,
+				    1, 0);
+	else
+		accept = write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready, stalled,
+				    0, 0);
+	q->pos = pos;
+	return accept;
 }
 
 /* tm_write -- one write into queue q (write_slot); returns its acceptance. */
@@ -408,19 +423,19 @@ uint64_t tm_write(struct timing *t, unsigned core, struct tm_queue *q, unsigned 
 		*stalled = 0;
 		return ready;
 	}
-	if (__builtin_expect(q->any, 0))
+	if (__builtin_expect(!plain_fifo(t, q), 0))
 		return write_one_any(t, core, q, bank, addr, ready, stalled);
 	unsigned pos = q->pos;
 	uint64_t accept = write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready, stalled,
-				     0);
+				     0, 1);
 	q->pos = pos;
 	return accept;
 }
 
-/* write_n -- tm_write_n, any as in write_slot. */
+/* write_n -- tm_write_n, any and plain as in write_slot. */
 HOT uint64_t write_n(struct timing *t, unsigned core, struct tm_queue *q, const uint16_t *bank,
 		     const uint64_t *addr, const uint64_t *ready, unsigned n, uint64_t *stalls,
-		     const int any)
+		     const int any, const int plain)
 {
 	uint64_t last = 0, waited = 0;
 	const uint64_t busy = t->cwd + t->wr;
@@ -428,12 +443,21 @@ HOT uint64_t write_n(struct timing *t, unsigned core, struct tm_queue *q, const 
 	for (unsigned i = 0; i < n; i++) {
 		int stalled;
 		last = max64(last, write_slot(t, core, q, &pos, busy, bank[i], addr[i],
-					      ready[i], &stalled, any));
+					      ready[i], &stalled, any, plain));
 		waited += (uint64_t)stalled;
 	}
 	q->pos = pos;
 	*stalls += waited;
 	return last;
+}
+
+/* write_n_fifo -- tm_write_n of a FIFO queue that is not plain_fifo, out of line. */
+static __attribute__((noinline)) uint64_t write_n_fifo(struct timing *t, unsigned core,
+						       struct tm_queue *q, const uint16_t *bank,
+						       const uint64_t *addr, const uint64_t *ready,
+						       unsigned n, uint64_t *stalls)
+{
+	return write_n(t, core, q, bank, addr, ready, n, stalls, 0, 0);
 }
 
 /*
@@ -447,7 +471,9 @@ uint64_t tm_write_n(struct timing *t, unsigned core, struct tm_queue *q, const u
 {
 	if (t->off)
 		return latest(ready, n);
-	return write_n(t, core, q, bank, addr, ready, n, stalls, 0);
+	if (__builtin_expect(!plain_fifo(t, q), 0))
+		return write_n_fifo(t, core, q, bank, addr, ready, n, stalls);
+	return write_n(t, core, q, bank, addr, ready, n, stalls, 0, 1);
 }
 
 /* tm_write_n_any -- tm_write_n where q->any (the caller chooses: one
@@ -459,14 +485,15 @@ uint64_t tm_write_n_any(struct timing *t, unsigned core, struct tm_queue *q,
 {
 	if (t->off)
 		return latest(ready, n);
-	return write_n(t, core, q, bank, addr, ready, n, stalls, 1);
+	return write_n(t, core, q, bank, addr, ready, n, stalls, 1, 0);
 }
 
-/* write_pairs -- tm_write_pairs, any as in write_slot. */
+/* write_pairs -- tm_write_pairs, any and plain as in write_slot. */
 HOT uint64_t write_pairs(struct timing *t, unsigned core, struct tm_queue *qc,
 			 struct tm_queue *qd, const uint16_t *cbank, const uint64_t *caddr,
 			 const uint64_t *cready, const uint16_t *dbank, const uint64_t *daddr,
-			 const uint64_t *dready, unsigned n, uint64_t *stalls, const int any)
+			 const uint64_t *dready, unsigned n, uint64_t *stalls, const int any,
+			 const int plain)
 {
 	uint64_t last = 0, waited = 0;
 	const uint64_t busy = t->cwd + t->wr;
@@ -475,9 +502,9 @@ HOT uint64_t write_pairs(struct timing *t, unsigned core, struct tm_queue *qc,
 	for (unsigned i = 0; i < n; i++) {
 		int sc, sd;
 		uint64_t cacc = write_slot(t, core, qc, pcp, busy, cbank[i], caddr[i], cready[i],
-					   &sc, any);
+					   &sc, any, plain);
 		uint64_t dacc = write_slot(t, core, qd, &pd, busy, dbank[i], daddr[i],
-					   max64(dready[i], cacc), &sd, any);
+					   max64(dready[i], cacc), &sd, any, plain);
 		last = max64(last, max64(cacc, dacc));
 		waited += (uint64_t)sc + (uint64_t)sd;
 	}
@@ -485,6 +512,17 @@ HOT uint64_t write_pairs(struct timing *t, unsigned core, struct tm_queue *qc,
 	qd->pos = pd;
 	*stalls += waited;
 	return last;
+}
+
+/* write_pairs_fifo -- tm_write_pairs of FIFO queues not both plain_fifo, out of line. */
+static __attribute__((noinline)) uint64_t
+write_pairs_fifo(struct timing *t, unsigned core, struct tm_queue *qc, struct tm_queue *qd,
+		 const uint16_t *cbank, const uint64_t *caddr, const uint64_t *cready,
+		 const uint16_t *dbank, const uint64_t *daddr, const uint64_t *dready, unsigned n,
+		 uint64_t *stalls)
+{
+	return write_pairs(t, core, qc, qd, cbank, caddr, cready, dbank, daddr, dready, n,
+			   stalls, 0, 0);
 }
 
 /*
@@ -504,8 +542,11 @@ uint64_t tm_write_pairs(struct timing *t, unsigned core, struct tm_queue *qc, st
 {
 	if (t->off)
 		return max64(latest(cready, n), latest(dready, n));
+	if (__builtin_expect(!plain_fifo(t, qc) || !plain_fifo(t, qd), 0))
+		return write_pairs_fifo(t, core, qc, qd, cbank, caddr, cready, dbank, daddr,
+					dready, n, stalls);
 	return write_pairs(t, core, qc, qd, cbank, caddr, cready, dbank, daddr, dready, n,
-			   stalls, 0);
+			   stalls, 0, 1);
 }
 
 /* tm_write_pairs_any -- tm_write_pairs where the queues are any (as
@@ -518,7 +559,7 @@ uint64_t tm_write_pairs_any(struct timing *t, unsigned core, struct tm_queue *qc
 	if (t->off)
 		return max64(latest(cready, n), latest(dready, n));
 	return write_pairs(t, core, qc, qd, cbank, caddr, cready, dbank, daddr, dready, n,
-			   stalls, 1);
+			   stalls, 1, 0);
 }
 
 /*
