@@ -123,7 +123,7 @@ struct tm_queue {
 struct tm_cal {
 	uint64_t floor;
 	unsigned n;
-	uint8_t write[TM_CAL]; /* 1: interval i is writes (a read after them waits tWTR) */
+	uint64_t write[TM_CAL]; /* 1: interval i is writes (a read after them waits tWTR) */
 	uint64_t start[TM_CAL], end[TM_CAL];
 };
 

@@ -132,7 +132,7 @@ static inline void cal_make_room(struct tm_cal *c)
 	c->floor = max64(c->floor, c->end[h - 1]);
 	memmove(c->start, c->start + h, (TM_CAL - h) * sizeof(c->start[0]));
 	memmove(c->end, c->end + h, (TM_CAL - h) * sizeof(c->end[0]));
-	memmove(c->write, c->write + h, TM_CAL - h);
+	memmove(c->write, c->write + h, (TM_CAL - h) * sizeof(c->write[0]));
 	c->n -= h;
 }
 
@@ -201,7 +201,7 @@ HOT void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end
 			const unsigned tail = c->n - pos - 1;
 			memmove(c->start + pos, c->start + pos + 1, tail * sizeof(uint64_t));
 			memmove(c->end + pos, c->end + pos + 1, tail * sizeof(uint64_t));
-			memmove(c->write + pos, c->write + pos + 1, tail);
+			memmove(c->write + pos, c->write + pos + 1, tail * sizeof(c->write[0]));
 			c->n--;
 			return;
 		}
@@ -217,7 +217,7 @@ HOT void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end
 		const unsigned tail = c->n - pos;
 		memmove(c->start + pos + 1, c->start + pos, tail * sizeof(uint64_t));
 		memmove(c->end + pos + 1, c->end + pos, tail * sizeof(uint64_t));
-		memmove(c->write + pos + 1, c->write + pos, tail);
+		memmove(c->write + pos + 1, c->write + pos, tail * sizeof(c->write[0]));
 	}
 	c->write[pos] = write != 0;
 	c->start[pos] = start;
