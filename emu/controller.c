@@ -18,6 +18,17 @@ static inline uint64_t max64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* fold3 -- the XOR of every 3-bit group of unit (bank_of with 8 banks). */
+static inline uint64_t fold3(uint64_t unit)
+{
+	unit ^= unit >> 48;
+	unit ^= unit >> 24;
+	unit ^= unit >> 12;
+	unit ^= unit >> 6;
+	unit ^= unit >> 3;
+	return unit & 7;
+}
+
 /*
  * bank_of -- banks are interleaved every bank_lines lines of address (a
  * shift where it is a power of two: a division per write costs ~40 cycles).
@@ -28,20 +39,17 @@ static inline uint64_t max64(uint64_t a, uint64_t b)
  */
 static inline unsigned bank_of(const struct emu *e, uint64_t addr)
 {
+	if (e->tm.bank_fold3) /* the profiles' 8 hashed banks: one test */
+		return (unsigned)fold3(addr >> e->tm.bank_shift);
 	uint64_t unit = e->tm.bank_shift >= 0 ? addr >> e->tm.bank_shift
 					      : addr / e->tm.bank_lines;
 	if (e->tm.bank_fold) { /* low bank_bits bits: XOR of every bank_bits-bit group */
 		const unsigned b = e->tm.bank_bits;
-		if (b == 3) { /* 8 banks, the profiles' */
-			unit ^= unit >> 48;
-			unit ^= unit >> 24;
-			unit ^= unit >> 12;
-			unit ^= unit >> 6;
-			unit ^= unit >> 3;
-		} else {
+		if (b == 3)
+			unit = fold3(unit);
+		else
 			for (unsigned s = e->tm.bank_fold; s >= b; s /= 2)
 				unit ^= unit >> s;
-		}
 	}
 	return (unsigned)(e->tm.bank_mask ? unit & e->tm.bank_mask : unit % e->tm.banks);
 }

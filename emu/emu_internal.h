@@ -135,6 +135,7 @@ struct timing {
 	int bank_shift;            /* log2(bank_lines) if a power of two, else -1 */
 	unsigned bank_bits;        /* log2(banks) if a power of two, else 0 */
 	unsigned bank_fold;        /* bank_hash: the first XOR-fold shift (0: no hash) */
+	int bank_fold3;            /* bank_shift >= 0 and 8 banks hashed: ctrl bank_of's usual case */
 	int wpq_shared;            /* counter writes take data queue slots */
 	int core_banks;            /* a core's bank b is bank (b + core) mod banks */
 	int off;                   /* timing=off: no memory model, every request served at once */

@@ -65,6 +65,7 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->bank_lines = bank_lines ? bank_lines : 1;
 	t->bank_shift = (t->bank_lines & (t->bank_lines - 1)) ? -1
 							   : __builtin_ctz(t->bank_lines);
+	t->bank_fold3 = t->bank_shift >= 0 && t->bank_fold && t->bank_bits == 3;
 	t->wpq_shared = p->wpq_shared;
 	t->qdata.cap = wpq_data;
 	t->qctr.cap = wpq_ctr;
