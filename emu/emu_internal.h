@@ -130,6 +130,7 @@ struct tm_cal {
 struct timing {
 	uint64_t rcd, cl, cwd, faw, wtr, wr, aes, aes_issue, cc_hit, issue; /* ps */
 	uint64_t min_req; /* the shortest bank request: no calendar gap below it is of use */
+	uint64_t busy;    /* cwd + wr: a write's time at its bank */
 	unsigned banks, bank_mask; /* mask: banks - 1 if a power of two, else 0 */
 	unsigned bank_lines;       /* consecutive lines per bank */
 	int bank_shift;            /* log2(bank_lines) if a power of two, else -1 */

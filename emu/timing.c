@@ -51,7 +51,8 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->wtr = ps(p->t_wtr);
 	t->wr = ps(p->t_wr);
 	t->aes = ps(p->aes_ns);
-	t->min_req = t->rcd + t->cl < t->cwd + t->wr ? t->rcd + t->cl : t->cwd + t->wr;
+	t->busy = t->cwd + t->wr;
+	t->min_req = t->rcd + t->cl < t->busy ? t->rcd + t->cl : t->busy;
 	t->aes_issue = ps(p->aes_issue_ns);
 	t->cc_hit = ps(p->cc_hit_ns);
 	t->issue = ps(p->issue_ns);
@@ -80,7 +81,7 @@ void tm_off(struct timing *t)
 	t->off = 1;
 	t->rcd = t->cl = t->cwd = t->faw = t->wtr = t->wr = 0;
 	t->aes = t->aes_issue = t->cc_hit = t->issue = 0;
-	t->min_req = 0;
+	t->min_req = t->busy = 0;
 }
 
 /* tm_reset -- every clock and resource back to time 0. */
@@ -412,10 +413,10 @@ static __attribute__((noinline)) uint64_t write_one_any(struct timing *t, unsign
 	unsigned pos = q->pos;
 	uint64_t accept;
 	if (q->any)
-		accept = write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready, stalled,
+		accept = write_slot(t, core, q, &pos, t->busy, bank, addr, ready, stalled,
 				    1, 0);
 	else
-		accept = write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready, stalled,
+		accept = write_slot(t, core, q, &pos, t->busy, bank, addr, ready, stalled,
 				    0, 0);
 	q->pos = pos;
 	return accept;
@@ -435,7 +436,7 @@ tm_write(struct timing *t, unsigned core, struct tm_queue *q, unsigned bank, uin
 	if (__builtin_expect(!plain_fifo(t, q), 0))
 		return write_one_any(t, core, q, bank, addr, ready, stalled);
 	unsigned pos = q->pos;
-	uint64_t accept = write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready, stalled,
+	uint64_t accept = write_slot(t, core, q, &pos, t->busy, bank, addr, ready, stalled,
 				     0, 1);
 	q->pos = pos;
 	return accept;
@@ -447,7 +448,7 @@ HOT uint64_t write_n(struct timing *t, unsigned core, struct tm_queue *q, const 
 		     const int any, const int plain)
 {
 	uint64_t last = 0, waited = 0;
-	const uint64_t busy = t->cwd + t->wr;
+	const uint64_t busy = t->busy;
 	unsigned pos = q->pos;
 	for (unsigned i = 0; i < n; i++) {
 		int stalled;
@@ -505,7 +506,7 @@ HOT uint64_t write_pairs(struct timing *t, unsigned core, struct tm_queue *qc,
 			 const int plain)
 {
 	uint64_t last = 0, waited = 0;
-	const uint64_t busy = t->cwd + t->wr;
+	const uint64_t busy = t->busy;
 	unsigned pd = qd->pos, pc = qc->pos;
 	unsigned *pcp = qc == qd ? &pd : &pc; /* a shared queue has one position */
 	for (unsigned i = 0; i < n; i++) {
