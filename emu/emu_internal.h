@@ -107,7 +107,8 @@ struct tm_queue {
 	uint64_t slot_addr[TM_MAX_QUEUE];  /* its address (TM_CTR_ADDR: a counter line) */
 	unsigned cap, pos; /* entries; the next in FIFO order */
 	int any;           /* an entry frees whenever its write completes (take_slot) */
-	int inorder;       /* a core's write reaches its bank no earlier than its last */
+	int inorder;       /* a core's write reaches its bank no earlier than its last
+			    * (set before the first write: plain copies keep no issue_floor) */
 	uint64_t issue_floor[EMU_MAX_CORES]; /* inorder: the start of each core's last */
 };
 #define TM_CTR_ADDR (1ull << 63)

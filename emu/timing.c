@@ -389,7 +389,8 @@ HOT uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q, uns
 	*stalled = slot > ready;
 	const uint64_t at = !plain && q->inorder ? max64(accept, q->issue_floor[core]) : accept;
 	uint64_t start = book_write(t, core, plain ? bank : core_bank(t, core, bank), at, busy);
-	q->issue_floor[core] = start; /* used only where q->inorder */
+	if (!plain) /* used only where q->inorder (set before any write) */
+		q->issue_floor[core] = start;
 	q->slot_free[s] = start + busy;
 	q->slot_start[s] = start;
 	q->slot_addr[s] = addr;
