@@ -516,7 +516,7 @@ HOT uint64_t write_pairs(struct timing *t, unsigned core, struct tm_queue *qc,
 					   &sc, any, plain);
 		uint64_t dacc = write_slot(t, core, qd, &pd, busy, dbank[i], daddr[i],
 					   max64(dready[i], cacc), &sd, any, plain);
-		last = max64(last, max64(cacc, dacc));
+		last = max64(last, dacc); /* dacc >= cacc: it was ready no earlier */
 		waited += (uint64_t)sc + (uint64_t)sd;
 	}
 	qc->pos = pc;
