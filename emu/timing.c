@@ -509,7 +509,8 @@ HOT uint64_t write_pairs(struct timing *t, unsigned core, struct tm_queue *qc,
 	uint64_t last = 0, waited = 0;
 	const uint64_t busy = t->busy;
 	unsigned pd = qd->pos, pc = qc->pos;
-	unsigned *pcp = qc == qd ? &pd : &pc; /* a shared queue has one position */
+	/* a shared queue has one position (never plain: see tm_write_pairs) */
+	unsigned *pcp = !plain && qc == qd ? &pd : &pc;
 	for (unsigned i = 0; i < n; i++) {
 		int sc, sd;
 		uint64_t cacc = write_slot(t, core, qc, pcp, busy, cbank[i], caddr[i], cready[i],
@@ -525,7 +526,8 @@ HOT uint64_t write_pairs(struct timing *t, unsigned core, struct tm_queue *qc,
 	return last;
 }
 
-/* write_pairs_fifo -- tm_write_pairs of FIFO queues not both plain_fifo, out of line. */
+/* write_pairs_fifo -- tm_write_pairs of FIFO queues not both plain_fifo, or
+ * one shared queue, out of line. */
 static __attribute__((noinline)) uint64_t
 write_pairs_fifo(struct timing *t, unsigned core, struct tm_queue *qc, struct tm_queue *qd,
 		 const uint16_t *cbank, const uint64_t *caddr, const uint64_t *cready,
@@ -553,7 +555,7 @@ uint64_t tm_write_pairs(struct timing *t, unsigned core, struct tm_queue *qc, st
 {
 	if (t->off)
 		return max64(latest(cready, n), latest(dready, n));
-	if (__builtin_expect(!plain_fifo(t, qc) || !plain_fifo(t, qd), 0))
+	if (__builtin_expect(!plain_fifo(t, qc) || !plain_fifo(t, qd) || qc == qd, 0))
 		return write_pairs_fifo(t, core, qc, qd, cbank, caddr, cready, dbank, daddr,
 					dready, n, stalls);
 	return write_pairs(t, core, qc, qd, cbank, caddr, cready, dbank, daddr, dready, n,
