@@ -23,6 +23,13 @@
  * in the queue did (the queue issues in order; see the profile in
  * design.c); otherwise as soon as its bank is free.  The AES engine is a
  * busy-until pipeline (ignoring it altogether moves results by under 1 %).
+ *
+ * The per-write path is inlined into the controller and kept short: a write
+ * that follows its bank's latest booking and passes tFAW is appended
+ * (book_write), anything else goes out of line (book_any); the inlined
+ * copies serve FIFO queues without inorder or core_banks (plain_fifo), other
+ * queues have out-of-line copies.  These shortcuts give every modeled time
+ * bit for bit as the general path would.
  */
 #include <string.h>
 
@@ -405,9 +412,9 @@ static inline int plain_fifo(const struct timing *t, const struct tm_queue *q)
 	return !(q->any | q->inorder | t->core_banks);
 }
 
-/* write_one_any -- tm_write where q is not plain_fifo, out of line: the
- * plain path stays small enough to be inlined into the controller. */
-static __attribute__((noinline)) uint64_t write_one_any(struct timing *t, unsigned core,
+/* write_one_other -- tm_write where q is not plain_fifo (any, inorder or
+ * core_banks), out of line: the plain path stays small enough to inline. */
+static __attribute__((noinline)) uint64_t write_one_other(struct timing *t, unsigned core,
 							struct tm_queue *q, unsigned bank,
 							uint64_t addr, uint64_t ready, int *stalled)
 {
@@ -435,7 +442,7 @@ tm_write(struct timing *t, unsigned core, struct tm_queue *q, unsigned bank, uin
 		return ready;
 	}
 	if (__builtin_expect(!plain_fifo(t, q), 0))
-		return write_one_any(t, core, q, bank, addr, ready, stalled);
+		return write_one_other(t, core, q, bank, addr, ready, stalled);
 	unsigned pos = q->pos;
 	uint64_t accept = write_slot(t, core, q, &pos, t->busy, bank, addr, ready, stalled,
 				     0, 1);
