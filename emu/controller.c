@@ -18,6 +18,17 @@ static inline uint64_t max64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* fold3 -- the XOR of every 3-bit group of unit (bank_of with 8 banks). */
+static inline uint64_t fold3(uint64_t unit)
+{
+	unit ^= unit >> 48;
+	unit ^= unit >> 24;
+	unit ^= unit >> 12;
+	unit ^= unit >> 6;
+	unit ^= unit >> 3;
+	return unit & 7;
+}
+
 /*
  * bank_of -- banks are interleaved every bank_lines lines of address (a
  * shift where it is a power of two: a division per write costs ~40 cycles).
@@ -28,20 +39,17 @@ static inline uint64_t max64(uint64_t a, uint64_t b)
  */
 static inline unsigned bank_of(const struct emu *e, uint64_t addr)
 {
+	if (e->tm.bank_fold3) /* the profiles' 8 hashed banks: one test */
+		return (unsigned)fold3(addr >> e->tm.bank_shift);
 	uint64_t unit = e->tm.bank_shift >= 0 ? addr >> e->tm.bank_shift
 					      : addr / e->tm.bank_lines;
 	if (e->tm.bank_fold) { /* low bank_bits bits: XOR of every bank_bits-bit group */
 		const unsigned b = e->tm.bank_bits;
-		if (b == 3) { /* 8 banks, the profiles' */
-			unit ^= unit >> 48;
-			unit ^= unit >> 24;
-			unit ^= unit >> 12;
-			unit ^= unit >> 6;
-			unit ^= unit >> 3;
-		} else {
+		if (b == 3)
+			unit = fold3(unit);
+		else
 			for (unsigned s = e->tm.bank_fold; s >= b; s /= 2)
 				unit ^= unit >> s;
-		}
 	}
 	return (unsigned)(e->tm.bank_mask ? unit & e->tm.bank_mask : unit % e->tm.banks);
 }
@@ -473,6 +481,11 @@ static unsigned lone_run(const struct emu *e, uint64_t l, unsigned n)
 	return ca_bits_until(e, l, n, 0);
 }
 
+/* Lines write_lines_locked encrypts at a time, so the most n of write_run and
+ * write_pairs: their bank arrays have this size, not n (a stack frame sized
+ * per call cost ~1 % of the instructions per SCA run, ~3 % per plain run). */
+enum { WRITE_BATCH = 32 };
+
 /*
  * write_run -- n lone lines of a batch (lone_run), as n calls of write_one
  * would write them: the same durable stores and crash points in the same
@@ -485,7 +498,7 @@ static void write_run(struct emu *e, unsigned core, const uint64_t *line,
 		      unsigned ndirect, const uint8_t *view, const uint8_t *pads,
 		      uint64_t flags)
 {
-	uint16_t bank[n]; /* 16 bits: its stores leave the bank geometry in registers */
+	uint16_t bank[WRITE_BATCH]; /* 16 bits: its stores leave the bank geometry in registers */
 	uint64_t stalls = 0, in_log = 0;
 	const uint64_t log_first = e->log_first, log_n = e->log_n;
 	for (unsigned i = 0; i < n; i++)
@@ -547,8 +560,8 @@ static void write_pairs(struct emu *e, unsigned core, const uint64_t *line,
 			const uint64_t *ctr, const uint64_t *t_ctr, const uint64_t *t_pad,
 			unsigned n, const uint8_t *view, const uint8_t *pads)
 {
-	uint16_t cbank[n], dbank[n];
-	uint64_t caddr[n], stalls = 0, in_log = 0;
+	uint16_t cbank[WRITE_BATCH], dbank[WRITE_BATCH];
+	uint64_t caddr[WRITE_BATCH], stalls = 0, in_log = 0;
 	const uint64_t log_first = e->log_first, log_n = e->log_n;
 	const unsigned shift = e->layout->ctr_shift;
 	for (unsigned i = 0; i < n; i++)
@@ -637,7 +650,7 @@ static __attribute__((noinline, noclone)) void write_lines_locked(struct emu *e,
 							 uint64_t first, uint64_t n,
 							 const uint8_t *base, struct prepads *pp)
 {
-	enum { BATCH = 32 };
+	enum { BATCH = WRITE_BATCH };
 	uint64_t lines[BATCH], ctrs[BATCH], t_ctr[BATCH], t_pad[BATCH];
 	uint8_t pads[BATCH * EMU_LINE];
 	struct timing *tm = &e->tm;

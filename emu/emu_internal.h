@@ -107,7 +107,8 @@ struct tm_queue {
 	uint64_t slot_addr[TM_MAX_QUEUE];  /* its address (TM_CTR_ADDR: a counter line) */
 	unsigned cap, pos; /* entries; the next in FIFO order */
 	int any;           /* an entry frees whenever its write completes (take_slot) */
-	int inorder;       /* a core's write reaches its bank no earlier than its last */
+	int inorder;       /* a core's write reaches its bank no earlier than its last
+			    * (set before the first write: plain copies keep no issue_floor) */
 	uint64_t issue_floor[EMU_MAX_CORES]; /* inorder: the start of each core's last */
 };
 #define TM_CTR_ADDR (1ull << 63)
@@ -119,28 +120,30 @@ struct tm_queue {
  * modeled-time order.  A full calendar forgets its older half; before floor
  * (the end of what it forgot) the resource counts as busy.
  */
-#define TM_CAL 64 /* at most 64: a bit each in writes */
+#define TM_CAL 64
 struct tm_cal {
-	uint64_t start[TM_CAL], end[TM_CAL];
-	uint64_t writes; /* bit i: interval i is writes (a read after them waits tWTR) */
-	unsigned n;
 	uint64_t floor;
+	unsigned n;
+	uint64_t write[TM_CAL]; /* 1: interval i is writes (a read after them waits tWTR) */
+	uint64_t start[TM_CAL], end[TM_CAL];
 };
 
 struct timing {
 	uint64_t rcd, cl, cwd, faw, wtr, wr, aes, aes_issue, cc_hit, issue; /* ps */
 	uint64_t min_req; /* the shortest bank request: no calendar gap below it is of use */
+	uint64_t busy;    /* cwd + wr: a write's time at its bank */
 	unsigned banks, bank_mask; /* mask: banks - 1 if a power of two, else 0 */
 	unsigned bank_lines;       /* consecutive lines per bank */
 	int bank_shift;            /* log2(bank_lines) if a power of two, else -1 */
 	unsigned bank_bits;        /* log2(banks) if a power of two, else 0 */
 	unsigned bank_fold;        /* bank_hash: the first XOR-fold shift (0: no hash) */
+	int bank_fold3;            /* bank_shift >= 0 and 8 banks hashed: ctrl bank_of's usual case */
 	int wpq_shared;            /* counter writes take data queue slots */
 	int core_banks;            /* a core's bank b is bank (b + core) mod banks */
 	int off;                   /* timing=off: no memory model, every request served at once */
 	struct tm_cal bank[TM_MAX_BANKS];
-	uint64_t act[EMU_MAX_CORES][4]; /* each core's last four activations (tFAW) */
-	uint8_t act_pos[EMU_MAX_CORES];
+	uint64_t act[EMU_MAX_CORES][4]; /* each core's last four activations, oldest first
+					 * (tFAW; UINT64_MAX: none yet) */
 	uint64_t aes_free;
 	struct tm_queue qdata, qctr;
 	uint64_t clock[EMU_MAX_CORES];

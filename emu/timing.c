@@ -23,6 +23,13 @@
  * in the queue did (the queue issues in order; see the profile in
  * design.c); otherwise as soon as its bank is free.  The AES engine is a
  * busy-until pipeline (ignoring it altogether moves results by under 1 %).
+ *
+ * The per-write path is inlined into the controller and kept short: a write
+ * that follows its bank's latest booking and passes tFAW is appended
+ * (book_write), anything else goes out of line (book_any); the inlined
+ * copies serve FIFO queues without inorder or core_banks (plain_fifo), other
+ * queues have out-of-line copies.  These shortcuts give every modeled time
+ * bit for bit as the general path would.
  */
 #include <string.h>
 
@@ -51,7 +58,8 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->wtr = ps(p->t_wtr);
 	t->wr = ps(p->t_wr);
 	t->aes = ps(p->aes_ns);
-	t->min_req = t->rcd + t->cl < t->cwd + t->wr ? t->rcd + t->cl : t->cwd + t->wr;
+	t->busy = t->cwd + t->wr;
+	t->min_req = t->rcd + t->cl < t->busy ? t->rcd + t->cl : t->busy;
 	t->aes_issue = ps(p->aes_issue_ns);
 	t->cc_hit = ps(p->cc_hit_ns);
 	t->issue = ps(p->issue_ns);
@@ -65,9 +73,11 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->bank_lines = bank_lines ? bank_lines : 1;
 	t->bank_shift = (t->bank_lines & (t->bank_lines - 1)) ? -1
 							   : __builtin_ctz(t->bank_lines);
+	t->bank_fold3 = t->bank_shift >= 0 && t->bank_fold && t->bank_bits == 3;
 	t->wpq_shared = p->wpq_shared;
 	t->qdata.cap = wpq_data;
 	t->qctr.cap = wpq_ctr;
+	tm_reset(t);
 }
 
 /* tm_off -- no memory model (timing=off): every request is served at once
@@ -78,16 +88,15 @@ void tm_off(struct timing *t)
 	t->off = 1;
 	t->rcd = t->cl = t->cwd = t->faw = t->wtr = t->wr = 0;
 	t->aes = t->aes_issue = t->cc_hit = t->issue = 0;
-	t->min_req = 0;
+	t->min_req = t->busy = 0;
 }
 
 /* tm_reset -- every clock and resource back to time 0. */
 void tm_reset(struct timing *t)
 {
 	for (unsigned b = 0; b < TM_MAX_BANKS; b++)
-		t->bank[b].n = 0, t->bank[b].floor = 0, t->bank[b].writes = 0;
-	memset(t->act, 0, sizeof(t->act));
-	memset(t->act_pos, 0, sizeof(t->act_pos));
+		t->bank[b].n = 0, t->bank[b].floor = 0;
+	memset(t->act, 0xff, sizeof(t->act)); /* UINT64_MAX: no activation (faw_check) */
 	memset(t->clock, 0, sizeof(t->clock));
 	memset(t->pending, 0, sizeof(t->pending));
 	memset(t->qdata.slot_free, 0, sizeof(t->qdata.slot_free));
@@ -132,7 +141,7 @@ static inline void cal_make_room(struct tm_cal *c)
 	c->floor = max64(c->floor, c->end[h - 1]);
 	memmove(c->start, c->start + h, (TM_CAL - h) * sizeof(c->start[0]));
 	memmove(c->end, c->end + h, (TM_CAL - h) * sizeof(c->end[0]));
-	c->writes >>= h;
+	memmove(c->write, c->write + h, (TM_CAL - h) * sizeof(c->write[0]));
 	c->n -= h;
 }
 
@@ -150,7 +159,7 @@ HOT int cal_after_latest(const struct tm_cal *c, uint64_t at, uint64_t len, uint
 	const unsigned n = c->n;
 	if (n > 0 && at + len <= c->start[n - 1])
 		return 0;
-	*start = n ? max64(at, c->end[n - 1] + ((c->writes >> (n - 1) & 1) ? wtr : 0)) : at;
+	*start = n ? max64(at, c->end[n - 1] + (c->write[n - 1] ? wtr : 0)) : at;
 	return 1;
 }
 
@@ -173,12 +182,12 @@ HOT uint64_t cal_find(const struct tm_cal *c, uint64_t at, uint64_t len, uint64_
 	unsigned k = n - 1; /* back to the first interval that ends after at */
 	while (k > 0 && c->end[k - 1] > at)
 		k--;
-	if (k > 0 && wtr && (c->writes >> (k - 1) & 1))
+	if (k > 0 && wtr && c->write[k - 1])
 		at = max64(at, c->end[k - 1] + wtr);
 	for (; k < n; k++) {
 		if (at + len <= c->start[k])
 			break;
-		at = max64(at, c->end[k] + ((c->writes >> k & 1) ? wtr : 0));
+		at = max64(at, c->end[k] + (c->write[k] ? wtr : 0));
 	}
 	*pos = k;
 	return at;
@@ -193,18 +202,15 @@ HOT uint64_t cal_find(const struct tm_cal *c, uint64_t at, uint64_t len, uint64_
 HOT void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end, int write,
 		    uint64_t min)
 {
-	const uint64_t w = write != 0;
 	if (pos < c->n && c->start[pos] - end < min) { /* join the next */
 		end = c->end[pos];
-		const uint64_t wnext = c->writes >> pos & 1;
 		if (pos > 0 && start - c->end[pos - 1] < min) { /* and the one before */
 			c->end[pos - 1] = end;
-			c->writes = (c->writes & ~(1ull << (pos - 1))) | (wnext << (pos - 1));
-			const size_t tail = (c->n - pos - 1) * sizeof(uint64_t);
-			memmove(c->start + pos, c->start + pos + 1, tail);
-			memmove(c->end + pos, c->end + pos + 1, tail);
-			uint64_t low = (1ull << pos) - 1;
-			c->writes = (c->writes & low) | ((c->writes >> 1) & ~low);
+			c->write[pos - 1] = c->write[pos];
+			const unsigned tail = c->n - pos - 1;
+			memmove(c->start + pos, c->start + pos + 1, tail * sizeof(uint64_t));
+			memmove(c->end + pos, c->end + pos + 1, tail * sizeof(uint64_t));
+			memmove(c->write + pos, c->write + pos + 1, tail * sizeof(c->write[0]));
 			c->n--;
 			return;
 		}
@@ -213,15 +219,16 @@ HOT void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end
 	}
 	if (pos > 0 && start - c->end[pos - 1] < min) { /* join the one before */
 		c->end[pos - 1] = end;
-		c->writes = (c->writes & ~(1ull << (pos - 1))) | (w << (pos - 1));
+		c->write[pos - 1] = write != 0;
 		return;
 	}
 	if (pos < c->n) {
-		memmove(c->start + pos + 1, c->start + pos, (c->n - pos) * sizeof(uint64_t));
-		memmove(c->end + pos + 1, c->end + pos, (c->n - pos) * sizeof(uint64_t));
+		const unsigned tail = c->n - pos;
+		memmove(c->start + pos + 1, c->start + pos, tail * sizeof(uint64_t));
+		memmove(c->end + pos + 1, c->end + pos, tail * sizeof(uint64_t));
+		memmove(c->write + pos + 1, c->write + pos, tail * sizeof(c->write[0]));
 	}
-	uint64_t low = (1ull << pos) - 1; /* pos < TM_CAL <= 64 */
-	c->writes = (c->writes & low) | ((c->writes & ~low) << 1) | (w << pos);
+	c->write[pos] = write != 0;
 	c->start[pos] = start;
 	c->end[pos] = end;
 	c->n++;
@@ -232,13 +239,12 @@ HOT void cal_insert(struct tm_cal *c, unsigned pos, uint64_t start, uint64_t end
 HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, uint64_t min)
 {
 	const unsigned n = c->n;
-	const uint64_t w = write != 0;
 	if (n > 0 && start - c->end[n - 1] < min) { /* join the latest */
 		c->end[n - 1] = end;
-		c->writes = (c->writes & ~(1ull << (n - 1))) | (w << (n - 1));
+		c->write[n - 1] = write != 0;
 		return;
 	}
-	c->writes = (c->writes & ((1ull << n) - 1)) | (w << n);
+	c->write[n] = write != 0;
 	c->start[n] = start;
 	c->end[n] = end;
 	c->n = n + 1;
@@ -248,9 +254,9 @@ HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, u
 
 /*
  * faw_check -- the earliest activation of core's at or after at such that
- * it and that core's last four activations (ring act, 0: none yet) do not
- * all fall within one tFAW: if they would, at waits until tFAW after the
- * earliest of the four.  The four are taken in time order, so a request
+ * it and that core's last four activations (act, oldest first;
+ * UINT64_MAX: none yet) do not all fall within one tFAW: if they would, at
+ * waits until tFAW after the earliest of the four.  The four are taken in time order, so a request
  * whose bank was idle while others had backlogs is not held behind later
  * activations; one earlier than all four is checked against them only
  * (with the profiles' tFAW this is within a point of an exact check of
@@ -264,43 +270,45 @@ HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, u
 static inline uint64_t faw_check(const struct timing *t, unsigned core, uint64_t at)
 {
 	const uint64_t *a = t->act[core];
+	/* tFAW or more after the oldest of the four (~60 % of writes): it
+	 * passes.  Signed: at may be before it (times are below 2^63; at minus
+	 * UINT64_MAX, none yet, is at + 1, and with none yet any at passes) */
+	if ((int64_t)(at - a[0]) >= (int64_t)t->faw)
+		return at;
 	uint64_t lo = a[0] < a[1] ? a[0] : a[1], hi = a[0] ^ a[1] ^ lo;
 	uint64_t lo2 = a[2] < a[3] ? a[2] : a[3], hi2 = a[2] ^ a[3] ^ lo2;
 	lo = lo < lo2 ? lo : lo2;
 	hi = hi > hi2 ? hi : hi2;
-	if (!t->faw || !lo) /* no window, or fewer than four so far */
-		return at;
+	/* fewer than four so far: hi is UINT64_MAX, so the span passes; so
+	 * does any span where tFAW is 0 */
 	uint64_t first = lo < at ? lo : at, last = hi > at ? hi : at;
 	return last - first >= t->faw ? at : lo + t->faw;
 }
 
-/* faw_record -- core activated a row at time at. */
+/* faw_record -- core activated a row at time at: it drops the oldest of
+ * the four (times are at least 1, as when 0 marked none). */
 static inline void faw_record(struct timing *t, unsigned core, uint64_t at)
 {
-	t->act[core][t->act_pos[core]] = at ? at : 1; /* 0: none */
-	t->act_pos[core] = (uint8_t)((t->act_pos[core] + 1) & 3);
+	uint64_t *a = t->act[core];
+	a[0] = a[1];
+	a[1] = a[2];
+	a[2] = a[3];
+	a[3] = at ? at : 1;
 }
 
 /*
- * book -- bank b for len from the earliest time at or after at when the
- * bank is free and core may activate a row (tFAW); returns the start.
- * wtr: as cal_find.
+ * book_any -- bank b for len from the earliest time at or after at when
+ * the bank is free and core may activate a row (tFAW); returns the start.
+ * wtr: as cal_find.  Any case: an empty or full calendar, a gap before the
+ * latest booking, a request tFAW moves.
  */
-HOT uint64_t book(struct timing *t, unsigned core, unsigned b, uint64_t at, uint64_t len,
-		  uint64_t wtr, int write)
+static __attribute__((noinline)) uint64_t book_any(struct timing *t, unsigned core, unsigned b,
+						   uint64_t at, uint64_t len, uint64_t wtr,
+						   int write)
 {
 	struct tm_cal *c = &t->bank[b];
 	cal_make_room(c);
-	at = max64(at, c->floor);
-	uint64_t start;
-	if (cal_after_latest(c, at, len, wtr, &start)) { /* the common case */
-		if (faw_check(t, core, start) == start) {
-			cal_append(c, start, start + len, write, t->min_req);
-			faw_record(t, core, start);
-			return start;
-		}
-	}
-	unsigned pos; /* a gap before the latest booking, or tFAW moved the request */
+	unsigned pos;
 	for (;;) {
 		const uint64_t found = cal_find(c, at, len, wtr, &pos);
 		at = faw_check(t, core, found);
@@ -310,6 +318,26 @@ HOT uint64_t book(struct timing *t, unsigned core, unsigned b, uint64_t at, uint
 	cal_insert(c, pos, at, at + len, write, t->min_req);
 	faw_record(t, core, at);
 	return at;
+}
+
+/*
+ * book_write -- book_any for a write, inlined for the common case: the
+ * calendar neither empty nor full, the write after its latest booking
+ * (cal_after_latest) and clear of tFAW; otherwise book_any.
+ */
+HOT uint64_t book_write(struct timing *t, unsigned core, unsigned b, uint64_t at, uint64_t len)
+{
+	struct tm_cal *c = &t->bank[b];
+	const unsigned n = c->n;
+	uint64_t start;
+	if (__builtin_expect(n - 1 < TM_CAL - 1, 1) &&
+	    cal_after_latest(c, max64(at, c->floor), len, 0, &start) &&
+	    faw_check(t, core, start) == start) {
+		cal_append(c, start, start + len, 1, t->min_req);
+		faw_record(t, core, start);
+		return start;
+	}
+	return book_any(t, core, b, at, len, 0, 1);
 }
 
 /*
@@ -349,25 +377,27 @@ static __attribute__((noinline)) unsigned take_slot(const struct tm_queue *q, ui
 /*
  * write_slot -- a write enters queue q when an entry is free (acceptance,
  * the point of durability under ADR) and drains to its bank: the bank is busy
- * tCWD + tWR (busy) from the first gap after acceptance (book).  The entry
+ * tCWD + tWR (busy) from the first gap after acceptance (book_write).  The entry
  * frees when the write completes.  By default entries are taken in FIFO
  * order (a write waits for the one cap writes before it to complete): *pos
  * is q's next (q->pos, held by the caller); with any (q->any), take_slot.
- * any is a constant where this is inlined: each caller has a FIFO copy
- * without the scan and an any copy (one copy with both costs the FIFO path
- * ~4 % more instructions per run).
+ * any and plain (neither q->inorder nor t->core_banks: the sca profile's
+ * defaults) are constants where this is inlined: each caller has a plain
+ * FIFO copy without the scan or the tests, the others out of line (one copy
+ * with the scan costs the FIFO path ~4 % more instructions per run).
  */
 HOT uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q, unsigned *pos,
 			uint64_t busy, unsigned bank, uint64_t addr, uint64_t ready, int *stalled,
-			const int any)
+			const int any, const int plain)
 {
 	const unsigned s = any ? take_slot(q, ready) : *pos;
 	uint64_t slot = q->slot_free[s];
 	uint64_t accept = max64(ready, slot);
 	*stalled = slot > ready;
-	const uint64_t at = q->inorder ? max64(accept, q->issue_floor[core]) : accept;
-	uint64_t start = book(t, core, core_bank(t, core, bank), at, busy, 0, 1);
-	q->issue_floor[core] = start; /* used only where q->inorder */
+	const uint64_t at = !plain && q->inorder ? max64(accept, q->issue_floor[core]) : accept;
+	uint64_t start = book_write(t, core, plain ? bank : core_bank(t, core, bank), at, busy);
+	if (!plain) /* used only where q->inorder (set before any write) */
+		q->issue_floor[core] = start;
 	q->slot_free[s] = start + busy;
 	q->slot_start[s] = start;
 	q->slot_addr[s] = addr;
@@ -376,50 +406,76 @@ HOT uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q, uns
 	return accept;
 }
 
-/* The copies with any = 1, out of line: the FIFO paths stay small enough to
- * be inlined into the controller. */
-static __attribute__((noinline)) uint64_t write_one_any(struct timing *t, unsigned core,
+/* plain_fifo -- neither any, inorder nor core_banks: write_slot's inlined copy serves q. */
+static inline int plain_fifo(const struct timing *t, const struct tm_queue *q)
+{
+	return !(q->any | q->inorder | t->core_banks);
+}
+
+/* write_one_other -- tm_write where q is not plain_fifo (any, inorder or
+ * core_banks), out of line: the plain path stays small enough to inline. */
+static __attribute__((noinline)) uint64_t write_one_other(struct timing *t, unsigned core,
 							struct tm_queue *q, unsigned bank,
 							uint64_t addr, uint64_t ready, int *stalled)
 {
 	unsigned pos = q->pos;
-	return write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready, stalled, 1);
+	uint64_t accept;
+	if (q->any)
+		accept = write_slot(t, core, q, &pos, t->busy, bank, addr, ready, stalled,
+				    1, 0);
+	else
+		accept = write_slot(t, core, q, &pos, t->busy, bank, addr, ready, stalled,
+				    0, 0);
+	q->pos = pos;
+	return accept;
 }
 
-/* tm_write -- one write into queue q (write_slot); returns its acceptance. */
-uint64_t tm_write(struct timing *t, unsigned core, struct tm_queue *q, unsigned bank,
-		  uint64_t addr, uint64_t ready, int *stalled)
+/* tm_write -- one write into queue q (write_slot); returns its acceptance.
+ * Inlined into the controller's two callers (link-time): a call per counter
+ * line write cost ~0.7 % of the instructions per run. */
+inline __attribute__((always_inline)) uint64_t
+tm_write(struct timing *t, unsigned core, struct tm_queue *q, unsigned bank, uint64_t addr,
+	 uint64_t ready, int *stalled)
 {
 	if (t->off) {
 		*stalled = 0;
 		return ready;
 	}
-	if (__builtin_expect(q->any, 0))
-		return write_one_any(t, core, q, bank, addr, ready, stalled);
+	if (__builtin_expect(!plain_fifo(t, q), 0))
+		return write_one_other(t, core, q, bank, addr, ready, stalled);
 	unsigned pos = q->pos;
-	uint64_t accept = write_slot(t, core, q, &pos, t->cwd + t->wr, bank, addr, ready, stalled,
-				     0);
+	uint64_t accept = write_slot(t, core, q, &pos, t->busy, bank, addr, ready, stalled,
+				     0, 1);
 	q->pos = pos;
 	return accept;
 }
 
-/* write_n -- tm_write_n, any as in write_slot. */
+/* write_n -- tm_write_n, any and plain as in write_slot. */
 HOT uint64_t write_n(struct timing *t, unsigned core, struct tm_queue *q, const uint16_t *bank,
 		     const uint64_t *addr, const uint64_t *ready, unsigned n, uint64_t *stalls,
-		     const int any)
+		     const int any, const int plain)
 {
 	uint64_t last = 0, waited = 0;
-	const uint64_t busy = t->cwd + t->wr;
+	const uint64_t busy = t->busy;
 	unsigned pos = q->pos;
 	for (unsigned i = 0; i < n; i++) {
 		int stalled;
 		last = max64(last, write_slot(t, core, q, &pos, busy, bank[i], addr[i],
-					      ready[i], &stalled, any));
+					      ready[i], &stalled, any, plain));
 		waited += (uint64_t)stalled;
 	}
 	q->pos = pos;
 	*stalls += waited;
 	return last;
+}
+
+/* write_n_fifo -- tm_write_n of a FIFO queue that is not plain_fifo, out of line. */
+static __attribute__((noinline)) uint64_t write_n_fifo(struct timing *t, unsigned core,
+						       struct tm_queue *q, const uint16_t *bank,
+						       const uint64_t *addr, const uint64_t *ready,
+						       unsigned n, uint64_t *stalls)
+{
+	return write_n(t, core, q, bank, addr, ready, n, stalls, 0, 0);
 }
 
 /*
@@ -433,7 +489,9 @@ uint64_t tm_write_n(struct timing *t, unsigned core, struct tm_queue *q, const u
 {
 	if (t->off)
 		return latest(ready, n);
-	return write_n(t, core, q, bank, addr, ready, n, stalls, 0);
+	if (__builtin_expect(!plain_fifo(t, q), 0))
+		return write_n_fifo(t, core, q, bank, addr, ready, n, stalls);
+	return write_n(t, core, q, bank, addr, ready, n, stalls, 0, 1);
 }
 
 /* tm_write_n_any -- tm_write_n where q->any (the caller chooses: one
@@ -445,32 +503,46 @@ uint64_t tm_write_n_any(struct timing *t, unsigned core, struct tm_queue *q,
 {
 	if (t->off)
 		return latest(ready, n);
-	return write_n(t, core, q, bank, addr, ready, n, stalls, 1);
+	return write_n(t, core, q, bank, addr, ready, n, stalls, 1, 0);
 }
 
-/* write_pairs -- tm_write_pairs, any as in write_slot. */
+/* write_pairs -- tm_write_pairs, any and plain as in write_slot. */
 HOT uint64_t write_pairs(struct timing *t, unsigned core, struct tm_queue *qc,
 			 struct tm_queue *qd, const uint16_t *cbank, const uint64_t *caddr,
 			 const uint64_t *cready, const uint16_t *dbank, const uint64_t *daddr,
-			 const uint64_t *dready, unsigned n, uint64_t *stalls, const int any)
+			 const uint64_t *dready, unsigned n, uint64_t *stalls, const int any,
+			 const int plain)
 {
 	uint64_t last = 0, waited = 0;
-	const uint64_t busy = t->cwd + t->wr;
+	const uint64_t busy = t->busy;
 	unsigned pd = qd->pos, pc = qc->pos;
-	unsigned *pcp = qc == qd ? &pd : &pc; /* a shared queue has one position */
+	/* a shared queue has one position (never plain: see tm_write_pairs) */
+	unsigned *pcp = !plain && qc == qd ? &pd : &pc;
 	for (unsigned i = 0; i < n; i++) {
 		int sc, sd;
 		uint64_t cacc = write_slot(t, core, qc, pcp, busy, cbank[i], caddr[i], cready[i],
-					   &sc, any);
+					   &sc, any, plain);
 		uint64_t dacc = write_slot(t, core, qd, &pd, busy, dbank[i], daddr[i],
-					   max64(dready[i], cacc), &sd, any);
-		last = max64(last, max64(cacc, dacc));
+					   max64(dready[i], cacc), &sd, any, plain);
+		last = max64(last, dacc); /* dacc >= cacc: it was ready no earlier */
 		waited += (uint64_t)sc + (uint64_t)sd;
 	}
 	qc->pos = pc;
 	qd->pos = pd;
 	*stalls += waited;
 	return last;
+}
+
+/* write_pairs_fifo -- tm_write_pairs of FIFO queues not both plain_fifo, or
+ * one shared queue, out of line. */
+static __attribute__((noinline)) uint64_t
+write_pairs_fifo(struct timing *t, unsigned core, struct tm_queue *qc, struct tm_queue *qd,
+		 const uint16_t *cbank, const uint64_t *caddr, const uint64_t *cready,
+		 const uint16_t *dbank, const uint64_t *daddr, const uint64_t *dready, unsigned n,
+		 uint64_t *stalls)
+{
+	return write_pairs(t, core, qc, qd, cbank, caddr, cready, dbank, daddr, dready, n,
+			   stalls, 0, 0);
 }
 
 /*
@@ -490,8 +562,11 @@ uint64_t tm_write_pairs(struct timing *t, unsigned core, struct tm_queue *qc, st
 {
 	if (t->off)
 		return max64(latest(cready, n), latest(dready, n));
+	if (__builtin_expect(!plain_fifo(t, qc) || !plain_fifo(t, qd) || qc == qd, 0))
+		return write_pairs_fifo(t, core, qc, qd, cbank, caddr, cready, dbank, daddr,
+					dready, n, stalls);
 	return write_pairs(t, core, qc, qd, cbank, caddr, cready, dbank, daddr, dready, n,
-			   stalls, 0);
+			   stalls, 0, 1);
 }
 
 /* tm_write_pairs_any -- tm_write_pairs where the queues are any (as
@@ -504,7 +579,7 @@ uint64_t tm_write_pairs_any(struct timing *t, unsigned core, struct tm_queue *qc
 	if (t->off)
 		return max64(latest(cready, n), latest(dready, n));
 	return write_pairs(t, core, qc, qd, cbank, caddr, cready, dbank, daddr, dready, n,
-			   stalls, 1);
+			   stalls, 1, 0);
 }
 
 /*
@@ -528,7 +603,7 @@ uint64_t tm_read(struct timing *t, unsigned core, unsigned bank, uint64_t at)
 	const uint64_t len = t->rcd + t->cl;
 	if (t->off)
 		return at;
-	return book(t, core, core_bank(t, core, bank), at, len, t->wtr, 0) + len;
+	return book_any(t, core, core_bank(t, core, bank), at, len, t->wtr, 0) + len;
 }
 
 /* tm_makespan -- the modeled time of the run: the latest core clock. */
