@@ -270,11 +270,6 @@ HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, u
 static inline uint64_t faw_check(const struct timing *t, unsigned core, uint64_t at)
 {
 	const uint64_t *a = t->act[core];
-	/* tFAW or more after the oldest of the four (~60 % of writes): it
-	 * passes.  Signed: at may be before it (times are below 2^63; at minus
-	 * UINT64_MAX, none yet, is at + 1, and with none yet any at passes) */
-	if ((int64_t)(at - a[0]) >= (int64_t)t->faw)
-		return at;
 	uint64_t lo = a[0] < a[1] ? a[0] : a[1], hi = a[0] ^ a[1] ^ lo;
 	uint64_t lo2 = a[2] < a[3] ? a[2] : a[3], hi2 = a[2] ^ a[3] ^ lo2;
 	lo = lo < lo2 ? lo : lo2;
