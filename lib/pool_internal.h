@@ -43,7 +43,7 @@ struct pool_hdr {
 	uint64_t root_off, root_size;
 };
 _Static_assert(sizeof(struct pool_hdr) <= 128, "pool_hdr fits two lines");
-_Static_assert(POOL_NLANES <= 32, "a lane is a bit of spm_pool.claiming and .in_use");
+_Static_assert(POOL_NLANES <= 32, "a lane is a bit of spm_pool.claiming");
 
 /* A lane header slot: a CounterAtomic line (Figure 9's Backup.valid).  The
  * slot with the highest gen is the lane's header. */
@@ -106,7 +106,6 @@ struct spm_pool {
 	uint64_t cursor;          /* next-fit position */
 	struct lane lanes[POOL_NLANES];
 	unsigned lane_hint;       /* the lane begun last: my_lane tries it first */
-	uint32_t in_use;          /* lanes with an owner (tx.c: lane_of) */
 	/* eviction injector (evict.c) */
 	int evict_on;
 	pthread_mutex_t evict_lock;

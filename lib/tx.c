@@ -49,20 +49,19 @@ static unsigned lane_index(spm_pool *p, struct lane *l)
 }
 
 /* lane_of -- the lane whose open transaction thread me owns, or NULL.  The
- * lane begun last is tried first (a thread alone: always its own), then the
- * lanes in use: a thread sets its lane's bit in spm_tx_begin, once it owns
- * the lane, and clears it in lane_release, just before it gives the lane up,
- * so its own lane is always among them. */
+ * lane begun last is tried first (a thread alone: always its own).  No bitmap
+ * of the lanes in use: its atomic read-modify-writes at every begin and
+ * release (full barriers on x86, behind the controller's streaming stores)
+ * would cost every transaction to spare a thread whose hint missed a scan of
+ * 16 owners. */
 static struct lane *lane_of(spm_pool *p, uint64_t me)
 {
 	struct lane *hint = &p->lanes[__atomic_load_n(&p->lane_hint, __ATOMIC_RELAXED)];
 	if (__atomic_load_n(&hint->owner, __ATOMIC_ACQUIRE) == me)
 		return hint;
-	for (uint32_t u = __atomic_load_n(&p->in_use, __ATOMIC_RELAXED); u; u &= u - 1) {
-		struct lane *l = &p->lanes[__builtin_ctz(u)];
-		if (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) == me)
-			return l;
-	}
+	for (unsigned i = 0; i < POOL_NLANES; i++)
+		if (__atomic_load_n(&p->lanes[i].owner, __ATOMIC_ACQUIRE) == me)
+			return &p->lanes[i];
 	return NULL;
 }
 
@@ -158,8 +157,6 @@ static void lane_release(spm_pool *p, struct lane *l)
 	l->allocs.n = l->frees.n = 0;
 	txlog_advance(p, l);
 	l->hdr_written = 0;
-	/* the bit first: the lane's next owner sets it again after this */
-	__atomic_fetch_and(&p->in_use, ~(1u << lane_index(p, l)), __ATOMIC_RELAXED);
 	__atomic_store_n(&l->owner, 0, __ATOMIC_RELEASE);
 }
 
@@ -174,7 +171,6 @@ static int lane_take(spm_pool *p, unsigned i, uint64_t me)
 	    !__atomic_compare_exchange_n(&l->owner, &free_owner, me, 0, __ATOMIC_ACQUIRE,
 					 __ATOMIC_RELAXED))
 		return 0;
-	__atomic_fetch_or(&p->in_use, 1u << i, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->lane_hint, i, __ATOMIC_RELAXED);
 	return 1;
 }
