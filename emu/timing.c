@@ -96,7 +96,7 @@ void tm_reset(struct timing *t)
 {
 	for (unsigned b = 0; b < TM_MAX_BANKS; b++)
 		t->bank[b].n = 0, t->bank[b].floor = 0;
-	memset(t->act, 0xff, sizeof(t->act)); /* UINT64_MAX: no activation (faw_check) */
+	memset(t->act, 0, sizeof(t->act)); /* 0: no activation (faw_check) */
 	memset(t->clock, 0, sizeof(t->clock));
 	memset(t->pending, 0, sizeof(t->pending));
 	memset(t->qdata.slot_free, 0, sizeof(t->qdata.slot_free));
@@ -254,8 +254,8 @@ HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, u
 
 /*
  * faw_check -- the earliest activation of core's at or after at such that
- * it and that core's last four activations (act, oldest first;
- * UINT64_MAX: none yet) do not all fall within one tFAW: if they would, at
+ * it and that core's last four activations (act, oldest recorded first;
+ * 0: none yet) do not all fall within one tFAW: if they would, at
  * waits until tFAW after the earliest of the four.  The four are taken in time order, so a request
  * whose bank was idle while others had backlogs is not held behind later
  * activations; one earlier than all four is checked against them only
@@ -270,12 +270,17 @@ HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, u
 static inline uint64_t faw_check(const struct timing *t, unsigned core, uint64_t at)
 {
 	const uint64_t *a = t->act[core];
+	/* fewer than four so far (the oldest slot still empty): it passes.  A
+	 * sentinel of UINT64_MAX instead would let the span test below pass
+	 * too, but not for at within tFAW of 2^64 ps (spm_model_work can take
+	 * a core there), where lo + tFAW wraps */
+	if (__builtin_expect(!a[0], 0))
+		return at;
 	uint64_t lo = a[0] < a[1] ? a[0] : a[1], hi = a[0] ^ a[1] ^ lo;
 	uint64_t lo2 = a[2] < a[3] ? a[2] : a[3], hi2 = a[2] ^ a[3] ^ lo2;
 	lo = lo < lo2 ? lo : lo2;
 	hi = hi > hi2 ? hi : hi2;
-	/* fewer than four so far: hi is UINT64_MAX, so the span passes; so
-	 * does any span where tFAW is 0 */
+	/* any span passes where tFAW is 0 */
 	uint64_t first = lo < at ? lo : at, last = hi > at ? hi : at;
 	return last - first >= t->faw ? at : lo + t->faw;
 }

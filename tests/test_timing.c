@@ -402,6 +402,21 @@ static void test_faw_per_core(void **state)
 		assert_int_equal(write_by(&u, 0, b, later), later);
 }
 
+/* A core's first activations pass tFAW even at a modeled time close to
+ * 2^64 ps (spm_model_work takes a core there): a sentinel of UINT64_MAX for
+ * "none yet" sent such a write to tFAW after it, wrapped round to ~30 ns. */
+static void test_faw_near_saturation(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 64, 16, 8);
+	const uint64_t late = UINT64_MAX - 615;
+	assert_int_equal(write_by(&t, 5, 0, late), late);
+	assert_int_equal(write_by(&t, 5, 1, late), late);
+	/* a core that starts at 0 is not held behind them */
+	assert_int_equal(write_by(&t, 0, 2, R), R);
+}
+
 /* A calendar that forgets its oldest intervals keeps the bank busy until
  * the end of what it forgot, and never books two writes at once. */
 static void test_calendar_overflow(void **state)
@@ -487,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_inorder_issue),
 		cmocka_unit_test(test_calendar_backfill),
 		cmocka_unit_test(test_faw_per_core),
+		cmocka_unit_test(test_faw_near_saturation),
 		cmocka_unit_test(test_calendar_overflow),
 		cmocka_unit_test(test_aes_pipeline),
 		cmocka_unit_test(test_makespan),
