@@ -155,12 +155,15 @@ static int parse_num(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* spm_fail -- report an spm error; exit code `code`. */
+/* spm_fail -- report an spm error (its message, then the code's text unless
+ * the message already ends with it); exit code `code`. */
 static int spm_fail(const char *what, int rc, int code)
 {
-	const char *msg = spm_errormsg();
-	fprintf(stderr, "%s: %s: %s%s%s\n", prog, what, *msg ? msg : spm_strerror(rc),
-		*msg ? " -- " : "", *msg ? spm_strerror(rc) : "");
+	const char *msg = spm_errormsg(), *text = spm_strerror(rc);
+	size_t m = strlen(msg), t = strlen(text);
+	int said = m >= t && strcmp(msg + m - t, text) == 0;
+	fprintf(stderr, "%s: %s: %s%s%s\n", prog, what, m ? msg : text,
+		m && !said ? " -- " : "", m && !said ? text : "");
 	return code;
 }
 
