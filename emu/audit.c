@@ -1,9 +1,13 @@
 /*
  * audit.c -- the test-only pad-reuse auditor (ARCHITECTURE.md section 8).
- * With SPM_AUDIT=FILE every pad generated for an encryption appends a line
- * "<line-index> <counter>" to FILE, unbuffered (O_APPEND, one write per batch)
- * so that records survive a crash of the process; a repeated line in FILE is
- * a reused pad.
+ * With SPM_AUDIT=FILE every pad used for an encryption appends a line
+ * "<line-index> <counter> <crc32 of the plaintext>" to FILE, unbuffered
+ * (O_APPEND, one write per record) so that records survive a crash of the
+ * process.  A reused pad is a (line, counter) recorded with two different
+ * plaintexts (section 8: no seed encrypts two different plaintexts).  The
+ * same seed over the same plaintext gives the same ciphertext and is no
+ * reuse: a page re-encryption resumed at recovery repeats a line it had
+ * encrypted when the process was killed before the line's entry was valid.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <zlib.h>
 
 #include "spm.h"
 #include "emu_internal.h"
@@ -31,21 +37,15 @@ int audit_open(struct emu *e)
 	return 0;
 }
 
-/* audit_pads -- record n (line, counter) seeds, in one write. */
-void audit_pads(struct emu *e, const uint64_t *line, const uint64_t *ctr, unsigned n)
+/* audit_pad -- record the seed (line, ctr) used for the 64 bytes plain. */
+void audit_pad(struct emu *e, uint64_t line, uint64_t ctr, const uint8_t *plain)
 {
-	char buf[64 * 42];
-	size_t len = 0;
-	for (unsigned i = 0; i < n; i++) {
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%llu %llu\n",
-					(unsigned long long)line[i],
-					(unsigned long long)ctr[i]);
-		if (len > sizeof(buf) - 48 || i + 1 == n) {
-			if (write(e->audit_fd, buf, len) != (ssize_t)len)
-				abort(); /* an auditor that loses records is blind */
-			len = 0;
-		}
-	}
+	char buf[80];
+	unsigned long sum = crc32(crc32(0L, Z_NULL, 0), plain, EMU_LINE);
+	int len = snprintf(buf, sizeof(buf), "%llu %llu %08lx\n", (unsigned long long)line,
+			   (unsigned long long)ctr, sum);
+	if (write(e->audit_fd, buf, (size_t)len) != (ssize_t)len)
+		abort(); /* an auditor that loses records is blind */
 }
 
 void audit_close(struct emu *e)

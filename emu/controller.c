@@ -169,7 +169,7 @@ static void write_direct(struct emu *e, uint64_t line, const uint8_t *plain,
 	uint8_t *home = e->media.data + line * EMU_LINE;
 	if (pad) {
 		if (__builtin_expect(e->audit_fd >= 0, 0))
-			audit_pads(e, &line, &ctr, 1);
+			audit_pad(e, line, ctr, plain);
 		line_xor_stream(home, plain, pad);
 	} else {
 		line_stream(home, plain);
@@ -203,11 +203,12 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 		/* the pad is used: its ciphertext is now in the (ADR) media */
 		wq_mark_reserved(e, w, line, ctr); /* before the audit record too */
 		if (__builtin_expect(e->audit_fd >= 0, 0))
-			audit_pads(e, &line, &ctr, 1);
+			audit_pad(e, line, ctr, plain);
 		line_xor(w->payload, plain, pad);
 		/* not for a page re-encryption's line: its resume encrypts the
 		 * same plaintext under the same counter again, which the
-		 * invariant allows but the (line, counter) auditor would count */
+		 * invariant allows (the auditor compares plaintexts since
+		 * session 10; the point stays out so sweep counts compare) */
 		if (!(flags & WQ_RSR))
 			emu_crash_point("wpq.payload_written");
 	} else {

@@ -502,7 +502,7 @@ static inline void ctr_line_encode(const struct emu *e, uint64_t cl, uint8_t out
 
 /* audit.c: the test-only pad-reuse auditor (SPM_AUDIT=FILE). */
 int audit_open(struct emu *e);
-void audit_pads(struct emu *e, const uint64_t *line, const uint64_t *ctr, unsigned n);
+void audit_pad(struct emu *e, uint64_t line, uint64_t ctr, const uint8_t *plain);
 void audit_close(struct emu *e);
 
 /* controller internals used across files */

@@ -222,7 +222,7 @@ WQ_INLINE void push_run(struct emu *e, int persist, int armed, int audit, struct
 			/* the pad is used: its ciphertext is now in the (ADR) media */
 			mark_reserved(e, persist, w, line[i], ctr[i]);
 			if (audit)
-				audit_pads(e, &line[i], &ctr[i], 1);
+				audit_pad(e, line[i], ctr[i], plain);
 			line_xor(w->payload, plain, pads + (size_t)i * EMU_LINE);
 			crash_if(armed, "wpq.payload_written");
 		} else {
@@ -279,7 +279,7 @@ WQ_INLINE void pair_run(struct emu *e, int persist, int armed, int audit,
 		struct wq_entry *d = reserve(e, persist, armed, &ld, 0);
 		mark_reserved(e, persist, d, line[i], ctr[i]);
 		if (audit)
-			audit_pads(e, &line[i], &ctr[i], 1);
+			audit_pad(e, line[i], ctr[i], view + line[i] * EMU_LINE);
 		line_xor(d->payload, view + line[i] * EMU_LINE, pads + (size_t)i * EMU_LINE);
 		crash_if(armed, "wpq.payload_written");
 		publish(e, persist, &ld, seq++, line[i], cseq, WQ_PAIRED);

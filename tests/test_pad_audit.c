@@ -189,14 +189,17 @@ static int run_mix(const char *pool, const char *audit, const char *options,
 	return 0;
 }
 
-/* count_reused -- repeated lines of the audit log (the first few printed). */
+/* count_reused -- seeds of the audit log recorded with more than one
+ * plaintext: after identical records are merged, a (line, counter) that
+ * repeats (the first few printed). */
 static unsigned count_reused(const char *audit)
 {
 	char cmd[4600], out[64] = "";
-	snprintf(cmd, sizeof(cmd), "sort '%s' | uniq -d | head -3 | sed 's/^/  reused: /'", audit);
+	snprintf(cmd, sizeof(cmd), "sort -u '%s' | cut -d' ' -f1,2 | uniq -d | head -3 | "
+		 "sed 's/^/  reused: /'", audit);
 	if (system(cmd) != 0)
 		fail_msg("cannot read %s", audit);
-	snprintf(cmd, sizeof(cmd), "sort '%s' | uniq -d | wc -l", audit);
+	snprintf(cmd, sizeof(cmd), "sort -u '%s' | cut -d' ' -f1,2 | uniq -d | wc -l", audit);
 	FILE *f = popen(cmd, "r");
 	assert_non_null(f);
 	assert_non_null(fgets(out, sizeof(out), f));

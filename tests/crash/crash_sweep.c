@@ -172,19 +172,24 @@ static void remove_pool(const char *p)
 	}
 }
 
-struct pair {
+/* One audit record: a seed and the crc32 of the plaintext it encrypted. */
+struct seed_use {
 	uint64_t line, ctr;
+	unsigned long sum;
 };
 
-static int by_pair(const void *a, const void *b)
+static int by_use(const void *a, const void *b)
 {
-	const struct pair *x = a, *y = b;
+	const struct seed_use *x = a, *y = b;
 	if (x->line != y->line)
 		return x->line < y->line ? -1 : 1;
-	return x->ctr < y->ctr ? -1 : x->ctr > y->ctr;
+	if (x->ctr != y->ctr)
+		return x->ctr < y->ctr ? -1 : 1;
+	return x->sum < y->sum ? -1 : x->sum > y->sum;
 }
 
-/* audit_reused -- repeated (line, counter) records in an audit log. */
+/* audit_reused -- seeds of an audit log used for more than one plaintext:
+ * each further plaintext of a (line, counter) counts once. */
 static unsigned long audit_reused(const char *path, unsigned long *total)
 {
 	FILE *f = fopen(path, "r");
@@ -192,24 +197,26 @@ static unsigned long audit_reused(const char *path, unsigned long *total)
 	if (!f)
 		return 0;
 	size_t cap = 1 << 16, n = 0;
-	struct pair *v = malloc(cap * sizeof(*v));
+	struct seed_use *v = malloc(cap * sizeof(*v));
 	unsigned long long l, c;
-	while (v && fscanf(f, "%llu %llu", &l, &c) == 2) {
+	unsigned long sum;
+	while (v && fscanf(f, "%llu %llu %lx", &l, &c, &sum) == 3) {
 		if (n == cap) {
-			struct pair *w = realloc(v, 2 * cap * sizeof(*v));
+			struct seed_use *w = realloc(v, 2 * cap * sizeof(*v));
 			if (!w)
 				break;
 			v = w;
 			cap *= 2;
 		}
-		v[n++] = (struct pair){l, c};
+		v[n++] = (struct seed_use){l, c, sum};
 	}
 	fclose(f);
 	unsigned long dup = 0;
 	if (v) {
-		qsort(v, n, sizeof(*v), by_pair);
+		qsort(v, n, sizeof(*v), by_use);
 		for (size_t i = 1; i < n; i++)
-			dup += by_pair(&v[i - 1], &v[i]) == 0;
+			dup += v[i - 1].line == v[i].line && v[i - 1].ctr == v[i].ctr &&
+			       v[i - 1].sum != v[i].sum;
 	}
 	free(v);
 	*total = n;
