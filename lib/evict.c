@@ -10,6 +10,16 @@
  * leave it when they are written back (flushed or evicted).  Stores outside
  * transactions are invisible to the runtime and never evicted early.
  * Deterministic for a seed.  Off: one predictable branch per call.
+ *
+ * With threads, a line must not be evicted once its flush has begun: a
+ * write-back after a transaction's commit (its lines and their counters
+ * persisted) would write the line again under a counter only the counter
+ * cache holds, and with selective counter-atomicity a crash then loses a
+ * committed line.  So the flush paths clean their lines before they write
+ * them (persist.c), and an eviction writes its lines while it holds
+ * evict_lock: a flush that cleans one of them waits for that write, and
+ * its own write comes after it.  (Found by test_mt_crash with SPM_EVICT,
+ * session 10.)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -109,9 +119,11 @@ void evict_maybe_slow(spm_pool *p)
 			}
 		}
 	}
-	pthread_mutex_unlock(&p->evict_lock);
+	/* under evict_lock (see the top of the file); the controller's lock
+	 * is only ever taken inside it, never the other way round */
 	for (unsigned i = 0; i < k; i++)
 		emu_write_lines(p->emu, pool_core(p), lines[i], 1, p->view, 0);
+	pthread_mutex_unlock(&p->evict_lock);
 	if (k)
 		emu_stat_rt_add(p->emu, EMU_RT_EVICTED, k);
 }

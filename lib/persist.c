@@ -87,8 +87,8 @@ void pool_write_range_f(spm_pool *p, unsigned core, uint64_t off, uint64_t len,
 {
 	uint64_t first, n = lines_of(p, off, len, &first);
 	if (n) {
+		evict_clean(p, first, n); /* first: see evict.c */
 		emu_write_lines(p->emu, core, first, n, p->view, flags);
-		evict_clean(p, first, n);
 	} else if (flags & EMU_WB_FENCE) {
 		emu_fence(p->emu, core);
 	}
@@ -138,9 +138,9 @@ void pool_write_ranges(spm_pool *p, unsigned core, const struct range *r, size_t
 	/* more: every write first, a chunk at a time, then the rest */
 	for (size_t k = 0; k < n; k += CHUNK) {
 		size_t m = clip_ranges(p, r + k, n - k < CHUNK ? n - k : CHUNK, lr);
-		emu_write_ranges(p->emu, core, lr, m, p->view, 0);
 		for (size_t i = 0; i < m; i++)
 			evict_clean(p, lr[i].first, lr[i].n);
+		emu_write_ranges(p->emu, core, lr, m, p->view, 0);
 	}
 	for (size_t k = 0; (flags & EMU_WB_CCWB) && k < n; k++)
 		ccwb_range(p, core, r[k].off, r[k].len);
@@ -170,9 +170,9 @@ void pool_write_batches(spm_pool *p, unsigned core, const struct pool_batch *b, 
 					   b[i].flags};
 		m += eb[i].n;
 	}
-	emu_write_batches(p->emu, core, eb, nb, p->view);
 	for (size_t i = 0; i < m; i++)
 		evict_clean(p, lr[i].first, lr[i].n);
+	emu_write_batches(p->emu, core, eb, nb, p->view);
 }
 
 /* pool_ccwb_range -- counter_cache_writeback of a pool range. */
