@@ -1,8 +1,8 @@
 /*
  * test_files.h -- file helpers the tests share: read a whole file (slurp),
  * write one (spit), remove a pool's three files (remove_pool_files), create
- * a pool where none was (fresh_pool).  Include after <cmocka.h>: failures
- * are cmocka assertions.
+ * a pool where none was (fresh_pool), count an SPM_AUDIT log's reused pads
+ * (audit_reused).  Include after <cmocka.h>: failures are cmocka assertions.
  */
 #ifndef SPM_TEST_FILES_H
 #define SPM_TEST_FILES_H 1
@@ -63,6 +63,41 @@ static inline spm_pool *fresh_pool(const char *path, size_t size, const char *op
 	if (rc != 0)
 		fail_msg("spm_create %s (%s): %d %s", path, opts ? opts : "", rc, spm_errormsg());
 	return p;
+}
+
+/* audit_lines -- the number of lines the shell pipeline cmd prints. */
+static inline unsigned audit_lines(const char *cmd)
+{
+	char line[4600], out[64] = "";
+	snprintf(line, sizeof(line), "%s | wc -l", cmd);
+	FILE *f = popen(line, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(out, sizeof(out), f));
+	pclose(f);
+	return (unsigned)strtoul(out, NULL, 10);
+}
+
+/*
+ * audit_reused -- the seeds of the SPM_AUDIT log at audit ("line counter
+ * crc32-of-plaintext" records, emu/audit.c) recorded with more than one
+ * plaintext: after identical records are merged, a (line, counter) that
+ * repeats.  The first few are printed; the log's records go to *records
+ * (if not NULL).
+ */
+static inline unsigned audit_reused(const char *audit, unsigned *records)
+{
+	char cmd[4400];
+	snprintf(cmd, sizeof(cmd), "sort -u '%s' | cut -d' ' -f1,2 | uniq -d", audit);
+	char show[4500];
+	snprintf(show, sizeof(show), "%s | head -3 | sed 's/^/  reused: /'", cmd);
+	if (system(show) != 0)
+		fail_msg("cannot read %s", audit);
+	if (records) {
+		char all[4400];
+		snprintf(all, sizeof(all), "cat '%s'", audit);
+		*records = audit_lines(all);
+	}
+	return audit_lines(cmd);
 }
 
 #endif

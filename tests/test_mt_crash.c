@@ -295,29 +295,6 @@ static uint64_t kill_round(const char *pool, struct shared *sh, uint64_t more, i
 	return __atomic_load_n(&sh->commits, __ATOMIC_ACQUIRE);
 }
 
-/* audit_count -- records of the audit log (pads used), or with dups the
- * seeds recorded with more than one plaintext (pads reused; the first few
- * printed). */
-static unsigned audit_count(const char *audit, int dups)
-{
-	static const char reused[] = "sort -u '%s' | cut -d' ' -f1,2 | uniq -d";
-	char cmd[4400], out[64] = "";
-	snprintf(cmd, sizeof(cmd), reused, audit);
-	strcat(cmd, " | head -3 | sed 's/^/  reused: /'");
-	if (dups && system(cmd) != 0)
-		fail_msg("cannot read %s", audit);
-	if (dups)
-		snprintf(cmd, sizeof(cmd), reused, audit);
-	else
-		snprintf(cmd, sizeof(cmd), "cat '%s'", audit);
-	strcat(cmd, " | wc -l");
-	FILE *f = popen(cmd, "r");
-	assert_non_null(f);
-	assert_non_null(fgets(out, sizeof(out), f));
-	pclose(f);
-	return (unsigned)strtoul(out, NULL, 10);
-}
-
 /* rounds -- ROUNDS kills of design's threads, each followed by recovery and
  * the checks; the rounds whose checks failed (the first reason in why). */
 static unsigned rounds(const char *design, int audit_on, unsigned *reused,
@@ -354,8 +331,9 @@ static unsigned rounds(const char *design, int audit_on, unsigned *reused,
 			break;
 	}
 	unsetenv("SPM_AUDIT");
-	*reused = audit_on ? audit_count(audit, 1) : 0;
-	*audited = audit_on ? audit_count(audit, 0) : 0;
+	*reused = *audited = 0;
+	if (audit_on)
+		*reused = audit_reused(audit, audited);
 	munmap(sh, sizeof(*sh));
 	remove_pool_files(pool);
 	unlink(audit);

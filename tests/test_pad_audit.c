@@ -189,24 +189,6 @@ static int run_mix(const char *pool, const char *audit, const char *options,
 	return 0;
 }
 
-/* count_reused -- seeds of the audit log recorded with more than one
- * plaintext: after identical records are merged, a (line, counter) that
- * repeats (the first few printed). */
-static unsigned count_reused(const char *audit)
-{
-	char cmd[4600], out[64] = "";
-	snprintf(cmd, sizeof(cmd), "sort -u '%s' | cut -d' ' -f1,2 | uniq -d | head -3 | "
-		 "sed 's/^/  reused: /'", audit);
-	if (system(cmd) != 0)
-		fail_msg("cannot read %s", audit);
-	snprintf(cmd, sizeof(cmd), "sort -u '%s' | cut -d' ' -f1,2 | uniq -d | wc -l", audit);
-	FILE *f = popen(cmd, "r");
-	assert_non_null(f);
-	assert_non_null(fgets(out, sizeof(out), f));
-	pclose(f);
-	return (unsigned)strtoul(out, NULL, 10);
-}
-
 /* dropped_pair -- for each data entry of the transaction in turn: a fresh
  * pool, the session dies there, the next one rewrites every line. */
 static void dropped_pair(void **state)
@@ -227,7 +209,7 @@ static void dropped_pair(void **state)
 		killed += (unsigned)run_mix(pool, audit, options, "1", crash);
 		run_mix(pool, audit, options, "2", NULL); /* recovers with the small cache */
 		run_mix(pool, audit, "", "3", NULL);
-		reused += count_reused(audit);
+		reused += audit_reused(audit, NULL);
 	}
 	remove_pool(pool, audit);
 	print_message("%s %s: %u sessions killed in or after the transaction, %u reused "
@@ -259,7 +241,7 @@ static void crash_in_recovery(void **state)
 		killed += (unsigned)run_mix(pool, audit, "", "1", crash);
 		killed += (unsigned)run_mix(pool, audit, "", "2", "point:wpq.ctr_enqueued:1");
 		run_mix(pool, audit, "", "3", NULL);
-		reused += count_reused(audit);
+		reused += audit_reused(audit, NULL);
 	}
 	remove_pool(pool, audit);
 	print_message("%s: %u sessions killed (in a pair, then in recovery), %u reused pads\n",
@@ -290,7 +272,7 @@ static void stale_meta(void **state)
 	int st = mix_status(pool, audit, "", "3", NULL);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 3); /* spm_open refused it */
-	assert_int_equal(count_reused(audit), 0);
+	assert_int_equal(audit_reused(audit, NULL), 0);
 	remove_pool(pool, audit);
 }
 
@@ -367,7 +349,7 @@ static unsigned sweep_with(const char *design, const char *options, const char *
 		/* unsafe may find its own data undecryptable: that is its point */
 	}
 	/* every line of the audit log must be unique */
-	unsigned reused = count_reused(audit);
+	unsigned reused = audit_reused(audit, NULL);
 	char cmd[4600];
 	snprintf(cmd, sizeof(cmd), "wc -l < '%s'", audit);
 	FILE *f = popen(cmd, "r");
