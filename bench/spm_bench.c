@@ -186,12 +186,13 @@ static int parse_flag(struct args *a, const char *f, char *v)
 /* bad_flag -- say which flag or value was refused, on stderr; -1. */
 static int bad_flag(const char *f, const char *v)
 {
+	const char *known = strncmp(f, "--", 2) == 0 ? strstr(FLAGS, f) : NULL;
 	if (strncmp(f, "--", 2) != 0)
 		fprintf(stderr, "spm-bench: unexpected argument \"%s\"\n", f);
+	else if (!known || known[strlen(f)] != ' ') /* FLAGS: parse_flag's names */
+		fprintf(stderr, "spm-bench: unknown flag %s\n", f);
 	else if (!v)
 		fprintf(stderr, "spm-bench: %s needs a value\n", f);
-	else if (!strstr(FLAGS, f) || strstr(FLAGS, f)[strlen(f)] != ' ')
-		fprintf(stderr, "spm-bench: unknown flag %s\n", f);
 	else
 		fprintf(stderr, "spm-bench: %s \"%s\": not a valid value (see below)\n", f, v);
 	return -1;
