@@ -25,6 +25,7 @@ struct bench_cfg {
 	uint64_t elements;    /* array elements (0: from footprint, else 1024) */
 	unsigned mix;         /* enum ex_mix for the map workloads */
 	uint64_t work_ns;     /* modeled core work before each op (spm_model_work) */
+	int prefault;         /* pools' pages mapped at create (spm and libpmemobj) */
 };
 
 /* The statistics a measurement records: CSV column, spm_stat name. */
@@ -57,7 +58,7 @@ int bench_have_pmdk(void);
  * bench_options -- the spm_create options of cfg: design, profile,
  * durability=none (plain stores into the pool files, spm's default on an
  * ordinary file, whatever libpmem is told; see pmem_env in spm_bench.c),
- * then the --set pairs, which win.
+ * prefault, then the --set pairs, which win.
  */
 void bench_options(const struct bench_cfg *cfg, char *buf, size_t len);
 

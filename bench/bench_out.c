@@ -141,9 +141,10 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 		if (r->res.modeled)
 			bench_options(c, opts, sizeof(opts));
 		else /* libpmemobj: how libpmem persists */
-			snprintf(opts, sizeof(opts), "PMEM_IS_PMEM_FORCE=%s;PMEM_NO_FLUSH=%s",
+			snprintf(opts, sizeof(opts),
+				 "PMEM_IS_PMEM_FORCE=%s;PMEM_NO_FLUSH=%s;prefault.at_create=%d",
 				 getenv("PMEM_IS_PMEM_FORCE") ? getenv("PMEM_IS_PMEM_FORCE") : "",
-				 getenv("PMEM_NO_FLUSH") ? getenv("PMEM_NO_FLUSH") : "");
+				 getenv("PMEM_NO_FLUSH") ? getenv("PMEM_NO_FLUSH") : "", c->prefault);
 		/* pmdk has no modeled clock to charge work to */
 		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%u,\"%s\"\n", c->footprint,
 			r->res.modeled ? c->work_ns : 0, r->reps, opts);

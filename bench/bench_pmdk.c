@@ -45,6 +45,11 @@ int bench_run_pmdk(const struct bench_cfg *cfg, struct bench_result *out)
 	pthread_t tid[BENCH_MAX_CORES];
 	if (threads > BENCH_MAX_CORES)
 		return -1;
+	if (pmdk_prefault(cfg->prefault)) {
+		fprintf(stderr, "spm-bench: libpmemobj refused prefault.at_create=%d\n",
+			cfg->prefault);
+		return -1;
+	}
 	for (unsigned t = 0; t < threads; t++) {
 		job[t] = (struct pmdk_job){.cfg = cfg, .seed = cfg->seed + t};
 		snprintf(job[t].path, sizeof(job[t].path), "%s/spm-bench-pmdk.%ld.%u.%u",

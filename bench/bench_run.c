@@ -246,8 +246,9 @@ static int finish(struct core *core, unsigned ncores)
 
 void bench_options(const struct bench_cfg *cfg, char *buf, size_t len)
 {
-	snprintf(buf, len, "design=%s;profile=%s;durability=none%s%s", cfg->design,
-		 cfg->profile, cfg->set && *cfg->set ? ";" : "", cfg->set ? cfg->set : "");
+	snprintf(buf, len, "design=%s;profile=%s;durability=none;prefault=%d%s%s", cfg->design,
+		 cfg->profile, cfg->prefault, cfg->set && *cfg->set ? ";" : "",
+		 cfg->set ? cfg->set : "");
 }
 
 int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out)

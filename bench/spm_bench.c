@@ -2,7 +2,7 @@
 /*
  *   spm-bench [--designs LIST] [--workloads LIST] [--ops N] [--tx-size LIST]
  *             [--cores LIST] [--threads N] [--profile NAME] [--seed S]
- *             [--set key=value]... [--csv FILE] [--reps N] [--dir DIR]
+ *             [--set key=value]... [--csv FILE] [--reps N] [--dir DIR] [--prefault 0|1]
  *             [--footprint BYTES] [--elements N] [--mix insert|mixed]
  *             [--work-ns N]
  *
@@ -55,14 +55,17 @@ static int usage(FILE *out)
 		"                 [--cores LIST] [--threads N] [--profile NAME] [--seed S]\n"
 		"                 [--set key=value]... [--csv FILE] [--reps N] [--dir DIR]\n"
 		"                 [--footprint BYTES] [--elements N] [--mix insert|mixed]\n"
-		"                 [--work-ns N]\n"
+		"                 [--work-ns N] [--prefault 0|1]\n"
 		"LIST is comma separated.  Defaults: --designs %s\n"
 		"--workloads %s --ops %u (per core) --tx-size 64 --cores 1 --threads 1\n"
 		"--profile sca --seed 1 --reps 1 --dir /tmp --mix insert.\n"
 		"--set k=v: an spm_create option (repeatable); --footprint B: fill each map\n"
 		"instance with about B bytes first; --elements N: array length (1024, or\n"
 		"footprint / size); --reps N: repeat, report medians; --work-ns N: modeled\n"
-		"core time of each op's own work (spm_model_work; default 0: none).\n"
+		"core time of each op's own work (spm_model_work; default 0: none);\n"
+		"--prefault 1 (default): every pool's pages, spm's and libpmemobj's, are\n"
+		"mapped when it is created, outside the measured phase (spm prefault=1,\n"
+		"libpmemobj prefault.at_create); 0: first touches fall inside the runs.\n"
 		"Ranges: --ops >= 1, --tx-size %u..%u, --cores and --threads 1..%u, --reps\n"
 		"1..256, --work-ns <= 10^9, --elements 2..2^24; numbers take k, m, g.\n"
 		"Exit: 0; 1 a run failed; 2 bad usage (before any run); 3 CSV not written.\n",
@@ -120,12 +123,18 @@ static uint64_t num_at(const struct list *l, unsigned i)
 	return v;
 }
 
-/* add_set -- append key=value to the options string. */
+/* add_set -- append key=value to the options string (not prefault: --prefault
+ * sets it for libpmemobj too). */
 static int add_set(struct args *a, const char *kv)
 {
 	size_t used = strlen(a->set);
 	if (!strchr(kv, '=') || strchr(kv, ';') || used + strlen(kv) + 2 > sizeof(a->set))
 		return -1;
+	if (strncmp(kv, "prefault=", 9) == 0) {
+		fprintf(stderr, "spm-bench: --set prefault: use --prefault 0|1, which sets "
+			"libpmemobj's prefault as well\n");
+		return -1;
+	}
 	snprintf(a->set + used, sizeof(a->set) - used, "%s%s", used ? ";" : "", kv);
 	return 0;
 }
@@ -176,12 +185,14 @@ static int parse_flag(struct args *a, const char *f, char *v)
 		return b->footprint = n, 0;
 	if (strcmp(f, "--elements") == 0)
 		return b->elements = n, n == 0 || (n >= 2 && n <= (1u << 24)) ? 0 : -1;
+	if (strcmp(f, "--prefault") == 0)
+		return b->prefault = (int)n, n <= 1 ? 0 : -1;
 	return -1;
 }
 
 #define FLAGS                                                                              \
 	" --designs --workloads --ops --tx-size --cores --threads --profile --seed --set --csv " \
-	"--reps --dir --footprint --elements --mix --work-ns "
+	"--reps --dir --footprint --elements --mix --work-ns --prefault "
 
 /* bad_flag -- say which flag or value was refused, on stderr; -1. */
 static int bad_flag(const char *f, const char *v)
@@ -207,7 +218,8 @@ static int parse_args(struct args *a, int argc, char **argv)
 	    split(c, &a->cores))
 		return -1;
 	a->base = (struct bench_cfg){.profile = "sca", .dir = "/tmp", .threads = 1,
-				     .ops = DEFAULT_OPS, .seed = 1, .mix = EX_MIX_INSERT};
+				     .ops = DEFAULT_OPS, .seed = 1, .mix = EX_MIX_INSERT,
+				     .prefault = 1};
 	a->reps = 1;
 	for (int i = 1; i < argc; i++) {
 		char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -414,8 +426,9 @@ int main(int argc, char **argv)
 		getenv("SPM_CONF") ? getenv("SPM_CONF") : "", a.base.dir);
 	if (have_pmdk_design)
 		fprintf(stderr, "spm-bench: libpmemobj with PMEM_IS_PMEM_FORCE=%s "
-			"PMEM_NO_FLUSH=%s\n", getenv("PMEM_IS_PMEM_FORCE") ?: "(unset)",
-			getenv("PMEM_NO_FLUSH") ?: "(unset)");
+			"PMEM_NO_FLUSH=%s, prefault.at_create=%d\n",
+			getenv("PMEM_IS_PMEM_FORCE") ?: "(unset)",
+			getenv("PMEM_NO_FLUSH") ?: "(unset)", a.base.prefault);
 	for (unsigned w = 0; w < a.workloads.n; w++)
 		for (unsigned c = 0; c < a.cores.n; c++)
 			for (unsigned t = 0; t < a.tx_sizes.n; t++) {

@@ -845,6 +845,14 @@ void emu_mark_dirty(struct emu *e)
 	epoch_raise(e);
 }
 
+/* emu_prefault_media -- the prefault option: both files' pages mapped
+ * (called at create, and at open once the pool is marked dirty: a refused
+ * open must not touch the files). */
+void emu_prefault_media(struct emu *e)
+{
+	media_prefault(&e->media);
+}
+
 /* emu_abandon -- give up an open pool without a clean shutdown: nothing is
  * drained or marked clean (a pool refused after recovery stays dirty). */
 void emu_abandon(struct emu *e)

@@ -43,6 +43,8 @@ struct emu_config {
 	int wpq_any;         /* a write takes any free queue entry (0: in FIFO order) */
 	int wpq_inorder;     /* queued writes reach their banks in order; -1 = profile */
 	int timing_off;      /* timing=off: no memory model (spm as a heap, not a study) */
+	int prefault;        /* prefault=1: map every page of the files and the view at
+				create and open (as PMDK's prefault.at_create/at_open) */
 	char ctr_placement[16]; /* interleave, single, same, xbank; "" = the design's */
 	/* timing overrides in ns; negative = profile value */
 	double t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns;
@@ -71,6 +73,10 @@ void emu_mark_dirty(struct emu *e);
 bool emu_was_dirty(const struct emu *e);
 uint64_t emu_size(const struct emu *e);
 const char *emu_design_name(const struct emu *e);
+/* Fault in every page of [addr, addr+len) writable, contents unchanged. */
+void emu_prefault(void *addr, size_t len);
+/* emu_prefault of both media files (create, or open once marked dirty). */
+void emu_prefault_media(struct emu *e);
 /* Fill the plaintext view (size emu_size()) by decrypting every data line. */
 int emu_load_view(struct emu *e, void *view);
 

@@ -427,6 +427,7 @@ int media_create(struct media *m, const char *path, uint64_t size,
 		 uint64_t meta_size, int durability);
 int media_open(struct media *m, const char *path, int durability);
 void media_close(struct media *m);
+void media_prefault(struct media *m);
 void media_choose_persist(struct media *m, int durability);
 
 /* ------------------------------------------------------------ write queues */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -181,6 +182,32 @@ int media_open(struct media *m, const char *path, int durability)
 	}
 	media_choose_persist(m, durability);
 	return 0;
+}
+
+/*
+ * emu_prefault -- every page of [addr, addr+len) faulted in writable, its
+ * contents unchanged (MADV_POPULATE_WRITE, Linux 5.14; else one store per
+ * page of the byte it holds).  A fresh pool's first touches -- the view's
+ * pages zeroed, the media file's holes filled -- then happen here and not
+ * inside the program's first transactions, as PMDK's prefault.at_create.
+ */
+void emu_prefault(void *addr, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(addr, len, MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
+	long page = sysconf(_SC_PAGESIZE);
+	volatile uint8_t *p = addr;
+	for (size_t off = 0; off < len; off += (size_t)(page > 0 ? page : 4096))
+		p[off] = p[off];
+}
+
+/* media_prefault -- emu_prefault of both files' mappings. */
+void media_prefault(struct media *m)
+{
+	emu_prefault(m->data, m->data_len);
+	emu_prefault(m->meta, m->meta_len);
 }
 
 /* media_close -- unmap, unlock, free. */

@@ -53,6 +53,11 @@
  *                         once, modeled time is only spm_model_work's; the
  *                         same media writes (nothing waits, so nothing
  *                         coalesces), ~20 % less CPU per operation [on]
+ *      prefault=0|1       1: every page of the pool's files and of its view
+ *                         is mapped at create and open (as PMDK's
+ *                         prefault.at_create/at_open): first touches cost
+ *                         there, not in the first transactions; costs the
+ *                         pool's size in memory at once [0]
  *      wpq_issue=inorder|bankfree  a core's queued writes reach their banks
  *                         in queue order, or each as soon as its bank is
  *                         free [profile: sca bankfree, supermem inorder]

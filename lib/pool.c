@@ -154,6 +154,10 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 	p->size = emu_size(p->emu);
 	if ((rc = view_map(p)) || (rc = layout_init(p)) || (rc = alloc_init(p)))
 		goto fail_files;
+	if (cfg.prefault) {
+		emu_prefault(p->view, p->size);
+		emu_prefault_media(p->emu);
+	}
 	/* Figure 9: each lane's header slots are CounterAtomic */
 	for (unsigned i = 0; i < POOL_NLANES; i++)
 		emu_set_counter_atomic(p->emu,
@@ -194,10 +198,15 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
 	if ((rc = emu_open(&p->emu, path, &cfg)))
 		goto fail;
 	p->size = emu_size(p->emu);
-	if ((rc = view_map(p)) || (rc = emu_load_view(p->emu, p->view)) ||
-	    (rc = check_layout(p, path)))
+	if ((rc = view_map(p)))
+		goto fail;
+	if (cfg.prefault) /* the view is the process's own memory: no file changes */
+		emu_prefault(p->view, p->size);
+	if ((rc = emu_load_view(p->emu, p->view)) || (rc = check_layout(p, path)))
 		goto fail;
 	emu_mark_dirty(p->emu); /* checked: from here on the pool may change */
+	if (cfg.prefault)
+		emu_prefault_media(p->emu);
 	emu_set_log_range(p->emu, p->hdr->lane_off / SPM_LINE,
 			  (uint64_t)POOL_NLANES * POOL_LANE_SIZE / SPM_LINE);
 	if ((rc = tx_recover(p)) || (rc = alloc_init(p)))

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -217,6 +219,8 @@ static const struct bad bad_cases[] = {
 	{"durability=sometimes", NULL, SPM_E_OPTION, "durability", 0},
 	{"durability=", NULL, SPM_E_OPTION, "durability", 0},
 	{"key_file=", NULL, SPM_E_OPTION, "key_file", 0},
+	{"prefault=2", NULL, SPM_E_OPTION, "prefault", 0},
+	{"prefault=on", NULL, SPM_E_OPTION, "prefault", 0},
 	/* a bad key after good ones */
 	{"design=fca;banks=4;wpq_data=8;nope=3", NULL, SPM_E_OPTION, "nope", 0},
 	/* the same through SPM_CONF, alone and with good options */
@@ -734,6 +738,111 @@ static void test_values_take_effect(void **state)
 	assert_true(psca != psm);
 }
 
+/* resident -- how many of path's pages are in the page cache (mincore); the
+ * file's page count in *total. */
+static size_t resident(const char *path, size_t *total)
+{
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = ((size_t)st.st_size + page - 1) / page;
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	unsigned char *vec = malloc(n);
+	assert_non_null(vec);
+	assert_int_equal(mincore(m, (size_t)st.st_size, vec), 0);
+	size_t in = 0;
+	for (size_t i = 0; i < n; i++)
+		in += vec[i] & 1;
+	free(vec);
+	munmap(m, (size_t)st.st_size);
+	close(fd);
+	*total = n;
+	return in;
+}
+
+/* rss_bytes -- this process's resident set. */
+static size_t rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	assert_non_null(f);
+	unsigned long size = 0, res = 0;
+	assert_int_equal(fscanf(f, "%lu %lu", &size, &res), 2);
+	fclose(f);
+	return res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* prefault=1 maps every page of the media file and the view at create and at
+ * open (and 0 does not); the data is unchanged; a refused open with it leaves
+ * the files as they were. */
+static void test_prefault(void **state)
+{
+	(void)state;
+	enum { BIG = 64u << 20 };
+	char path[4096], other[4096], key[4200], opts[4300];
+	pool_path(path, sizeof(path), "pf");
+	pool_path(other, sizeof(other), "pf.other");
+	set_conf(NULL);
+	for (int on = 0; on <= 1; on++) {
+		remove_pool(path);
+		size_t rss0 = rss_bytes(), total;
+		spm_pool *p = NULL;
+		snprintf(opts, sizeof(opts), "prefault=%d", on);
+		int rc = spm_create(&p, path, BIG, opts);
+		if (rc)
+			fail_msg("spm_create(%s): %s", opts, spm_errormsg());
+		size_t grown = rss_bytes() - rss0, in = resident(path, &total);
+		if (on) { /* the view and the data file, whole */
+			assert_int_equal(in, total);
+			assert_true(grown >= 2 * (size_t)BIG);
+		} else { /* what create wrote, a few pages */
+			assert_true(in < total / 2);
+			assert_true(grown < (size_t)BIG / 2);
+		}
+		write_root(p, 11);
+		assert_int_equal(spm_close(p), 0);
+	}
+	/* open: reading the media maps the data file either way; prefault adds
+	 * the view's pages; the data intact */
+	size_t grown[2];
+	for (int on = 0; on <= 1; on++) {
+		size_t rss0 = rss_bytes();
+		snprintf(opts, sizeof(opts), "prefault=%d", on);
+		spm_pool *p = open_ok(path, opts);
+		grown[on] = rss_bytes() - rss0;
+		check_root(p, 11);
+		assert_int_equal(spm_close(p), 0);
+	}
+	assert_true(grown[0] < (size_t)BIG * 3 / 2);
+	assert_true(grown[1] >= 2 * (size_t)BIG);
+	spm_pool *p;
+	/* refused (another pool's key): the files are not touched */
+	remove_pool(other);
+	p = create_ok(other, NULL);
+	assert_int_equal(spm_close(p), 0);
+	suffixed(key, sizeof(key), other, ".key");
+	size_t n0, m0, n1, m1;
+	char meta[4200];
+	suffixed(meta, sizeof(meta), path, ".meta");
+	uint8_t *d0 = file_bytes(path, &n0), *x0 = file_bytes(meta, &m0);
+	struct stat st0, st1;
+	assert_int_equal(stat(path, &st0), 0);
+	snprintf(opts, sizeof(opts), "prefault=1;key_file=%s", key);
+	p = NULL;
+	assert_int_equal(spm_open(&p, path, opts), SPM_E_KEY);
+	assert_null(p);
+	uint8_t *d1 = file_bytes(path, &n1), *x1 = file_bytes(meta, &m1);
+	assert_int_equal(stat(path, &st1), 0);
+	assert_true(n0 == n1 && memcmp(d0, d1, n0) == 0);
+	assert_true(m0 == m1 && memcmp(x0, x1, m0) == 0);
+	assert_true(st0.st_mtim.tv_sec == st1.st_mtim.tv_sec &&
+		    st0.st_mtim.tv_nsec == st1.st_mtim.tv_nsec);
+	free(d0), free(d1), free(x0), free(x1);
+	remove_pool(other);
+	remove_pool(path);
+}
+
 /* teardown -- remove what a failed test left behind (files of this process). */
 static int teardown(void **state)
 {
@@ -774,6 +883,7 @@ int main(void)
 		cmocka_unit_test(test_aes256_roundtrip),
 		cmocka_unit_test(test_open_other_design),
 		cmocka_unit_test(test_values_take_effect),
+		cmocka_unit_test(test_prefault),
 		cmocka_unit_test(test_open_with_create_options),
 		cmocka_unit_test(test_create_existing_makes_no_key_file),
 	};

@@ -165,6 +165,11 @@ static int run(const char *workload, const char *path, size_t pool_size, uint64_
 	return rc;
 }
 
+int pmdk_prefault(int on)
+{
+	return pmemobj_ctl_set(NULL, "prefault.at_create", &on);
+}
+
 int pmdk_run(const char *workload, const char *path, size_t pool_size, uint64_t ops,
 	     size_t value_size, uint64_t seed, struct pmdk_result *out)
 {

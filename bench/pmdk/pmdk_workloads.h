@@ -20,6 +20,10 @@ int pmdk_run(const char *workload, const char *path, size_t pool_size, uint64_t 
 int pmdk_run_check(const char *workload, const char *path, size_t pool_size, uint64_t ops,
                    size_t value_size, uint64_t seed, struct pmdk_result *out);
 
+/* pmdk_prefault -- libpmemobj's prefault.at_create for the pools created after
+ * (every page mapped at create, as spm's prefault=1); 0 or -1. */
+int pmdk_prefault(int on);
+
 /* pmdk_workloads -- the names, NULL-terminated. */
 const char *const *pmdk_workloads(void);
 
