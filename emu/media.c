@@ -186,15 +186,17 @@ int media_open(struct media *m, const char *path, int durability)
 
 /*
  * emu_prefault -- every page of [addr, addr+len) faulted in writable, its
- * contents unchanged (MADV_POPULATE_WRITE, Linux 5.14; else one store per
- * page of the byte it holds).  A fresh pool's first touches -- the view's
- * pages zeroed, the media file's holes filled -- then happen here and not
- * inside the program's first transactions, as PMDK's prefault.at_create.
+ * contents unchanged (MADV_POPULATE_WRITE, Linux 5.14; on a kernel without
+ * it, one store per page of the byte it holds).  A fresh pool's first
+ * touches -- the view's pages zeroed, the media file's holes filled -- then
+ * happen here and not inside the program's first transactions, as PMDK's
+ * prefault.at_create.  Best effort: where the kernel cannot (no memory, no
+ * room on the file system) the pages stay as they were and fault later.
  */
 void emu_prefault(void *addr, size_t len)
 {
 #ifdef MADV_POPULATE_WRITE
-	if (madvise(addr, len, MADV_POPULATE_WRITE) == 0)
+	if (madvise(addr, len, MADV_POPULATE_WRITE) == 0 || errno != EINVAL)
 		return;
 #endif
 	long page = sysconf(_SC_PAGESIZE);
