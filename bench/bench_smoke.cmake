@@ -1,4 +1,4 @@
-# bench_smoke.cmake -- ctest bench_smoke: spm-bench on two designs, two workloads, 2 cores; CSV checked.
+# bench_smoke.cmake -- ctest bench_smoke: spm-bench on two designs, two workloads, 2 cores; CSV checked; --prefault 0 changes no modeled column.
 set(csv ${DIR}/bench_smoke.csv)
 file(REMOVE ${csv})
 execute_process(COMMAND ${BENCH} --designs plain,sca --workloads queue,btree --ops 200
@@ -31,3 +31,32 @@ endforeach()
 if(NOT found)
   message(FATAL_ERROR "no row sca,btree,...,2 cores, 400 ops with modeled time:\n${lines}")
 endif()
+
+# Prefaulting (the default) changes no modeled number: the same run with --prefault 0 gives
+# every column but wall_ns and the options string, to the digit.
+set(csv0 ${DIR}/bench_smoke_prefault0.csv)
+file(REMOVE ${csv0})
+execute_process(COMMAND ${BENCH} --designs plain,sca --workloads queue,btree --ops 200
+                        --cores 1,2 --dir ${DIR} --csv ${csv0} --prefault 0
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "spm-bench --prefault 0 exited ${rc}:\n${err}")
+endif()
+file(STRINGS ${csv0} lines0)
+function(modeled_only in out)
+  set(r "")
+  foreach(line IN LISTS ${in})
+    # CMake's regular expressions have no {n}: eight fields, then wall_ns
+    string(REGEX REPLACE "^([^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,)[^,]*,"
+           "\\1-," line "${line}")
+    string(REGEX REPLACE ",\"[^\"]*\"$" "" line "${line}")
+    list(APPEND r "${line}")
+  endforeach()
+  set(${out} "${r}" PARENT_SCOPE)
+endfunction()
+modeled_only(lines m1)
+modeled_only(lines0 m0)
+if(NOT m1 STREQUAL m0)
+  message(FATAL_ERROR "--prefault 0 changed a modeled column:\n${m1}\n---\n${m0}")
+endif()
+file(REMOVE ${csv0})
