@@ -93,6 +93,9 @@
  *    open transaction per pool; the transaction belongs to the thread that
  *    began it.  Stores to the view are ordinary memory stores: two threads
  *    writing the same bytes must synchronise as with any shared memory.
+ *    Every thread's write-backs, fences and commits go through the pool's
+ *    one controller, one at a time: threads are safe, not faster (two run
+ *    slower than one; doc/results.md, speed section).
  *
  *  - Persistence: the pool is a plaintext view in process memory (the CPU
  *    cache domain).  Nothing is durable until it is written back with
