@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # sm15.sh -- SuperMem Figure 15: media write requests normalized to plain (Unsec) at 256 B,
-# 1 KB and 4 KB transactions, one core, supermem profile (the run of sm13.sh).
+# 1 KB and 4 KB transactions, one core, supermem profile (the run of sm13.sh); then the
+# reduction with core work between transactions (sm15-work.dat).
 . "$(dirname "$0")/sm_common.sh"
 OPS=${OPS:-5000}
 csv=$(SM_RERUN=${SM_RERUN:-0} sm_sizes_csv) dat=$OUT/sm15.dat
@@ -44,3 +45,36 @@ set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2
 plot for [i=2:6] "$dat" using i:xtic(1) lt i title columnheader(i)
 GP
 echo "wrote $OUT/sm15.png" >&2
+
+# How much of the coalescing is across transactions: the same reduction with core work
+# between transactions (--work-ns), which lets the queue drain before the next one
+# (sm15-work.dat: geometric mean [min-max] over the workloads; doc/results.md).
+wcsv=$OUT/sm15-work.csv wdat=$OUT/sm15-work.dat
+bench --profile supermem --designs wt,supermem --tx-size 256,1024,4096 --ops "$OPS" \
+	--work-ns 0 --csv "$wcsv" >/dev/null
+for w in 4000 8000 16000; do
+	bench --profile supermem --designs wt,supermem --tx-size 256,1024,4096 --ops "$OPS" \
+		--work-ns $w --csv "$wcsv.$w" >/dev/null
+	tail -n +2 "$wcsv.$w" >> "$wcsv"
+	rm -f "$wcsv.$w"
+done
+awk -v workloads="$WORKLOADS" "$AWK_COLS"'
+{ wr[$col["design"], $col["workload"], $col["tx_size"], $col["work_ns"]] = $col["writes"] }
+END {
+	nw = split(workloads, W, " "); split("256 1024 4096", S, " "); split("0 4000 8000 16000", K, " ")
+	print "# supermem removes this share of wt writes: geometric mean [min-max] of the workloads"
+	print "work_ns 256B 1KB 4KB (paper 20-27 35-42 45-48)"
+	for (k = 1; k <= 4; k++) {
+		printf "%s", K[k]
+		for (s = 1; s <= 3; s++) {
+			p = 1; lo = 1; hi = 0
+			for (j = 1; j <= nw; j++) {
+				r = wr["supermem", W[j], S[s], K[k]] / wr["wt", W[j], S[s], K[k]]
+				p *= r; if (1 - r < lo) lo = 1 - r; if (1 - r > hi) hi = 1 - r
+			}
+			printf " %.1f%%[%.1f-%.1f]", 100 * (1 - p ^ (1 / nw)), 100 * lo, 100 * hi
+		}
+		print ""
+	}
+}' "$wcsv" > "$wdat"
+grep -v "^#" "$wdat" | column -t
