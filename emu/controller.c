@@ -1109,19 +1109,13 @@ struct load_job {
 
 /*
  * populate -- fault in a range of the view in one system call (far cheaper
- * than a page fault per page); a kernel without MADV_POPULATE_WRITE (< 5.14)
- * just faults page by page.
+ * than a page fault per page); where the kernel cannot, the stores that
+ * follow fault page by page.  Never emu_prefault's store per page: the
+ * range's first page may be the last of another loader's range.
  */
 static void populate(uint8_t *addr, uint64_t len)
 {
-#ifdef MADV_POPULATE_WRITE
-	uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(EMU_PAGE - 1);
-	len += (uintptr_t)addr - a;
-	(void)madvise((void *)a, len, MADV_POPULATE_WRITE);
-#else
-	(void)addr;
-	(void)len;
-#endif
+	(void)emu_populate(addr, len);
 }
 
 /* load_range -- decrypt lines [from, to) into the view, in ECB batches. */

@@ -428,6 +428,7 @@ int media_create(struct media *m, const char *path, uint64_t size,
 int media_open(struct media *m, const char *path, int durability);
 void media_close(struct media *m);
 void media_prefault(struct media *m);
+int emu_populate(void *addr, size_t len);
 void media_choose_persist(struct media *m, int durability);
 
 /* ------------------------------------------------------------ write queues */

@@ -185,6 +185,25 @@ int media_open(struct media *m, const char *path, int durability)
 }
 
 /*
+ * emu_populate -- the pages of [addr, addr+len) (widened to whole pages)
+ * faulted in writable in one system call, contents unchanged
+ * (MADV_POPULATE_WRITE, Linux 5.14); 0, or -1 with errno (EINVAL: the
+ * kernel has no such advice).
+ */
+int emu_populate(void *addr, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t a = (uintptr_t)addr & ~(uintptr_t)(EMU_PAGE - 1);
+	return madvise((void *)a, len + ((uintptr_t)addr - a), MADV_POPULATE_WRITE);
+#else
+	(void)addr;
+	(void)len;
+	errno = EINVAL;
+	return -1;
+#endif
+}
+
+/*
  * emu_prefault -- every page of [addr, addr+len) faulted in writable, its
  * contents unchanged (MADV_POPULATE_WRITE, Linux 5.14; on a kernel without
  * it, one store per page of the byte it holds).  A fresh pool's first
@@ -195,10 +214,8 @@ int media_open(struct media *m, const char *path, int durability)
  */
 void emu_prefault(void *addr, size_t len)
 {
-#ifdef MADV_POPULATE_WRITE
-	if (madvise(addr, len, MADV_POPULATE_WRITE) == 0 || errno != EINVAL)
+	if (emu_populate(addr, len) == 0 || errno != EINVAL)
 		return;
-#endif
 	long page = sysconf(_SC_PAGESIZE);
 	volatile uint8_t *p = addr;
 	for (size_t off = 0; off < len; off += (size_t)(page > 0 ? page : 4096))
