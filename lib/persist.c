@@ -20,6 +20,7 @@ struct self {
 	uint64_t id;       /* thread_id, 0 until first asked */
 	uint64_t core_uid; /* a closed pool's address may be reused: its uid is not */
 	unsigned core;     /* the core set on the pool of uid core_uid */
+	unsigned lanes;    /* transaction lanes it holds, in every pool */
 };
 static __thread struct self self; /* one TLS lookup gives all three */
 static uint64_t next_thread_id = 1;
@@ -36,6 +37,14 @@ uint64_t thread_id(void)
 {
 	uint64_t id = self.id;
 	return id ? id : new_id();
+}
+
+/* thread_lanes -- the count of lanes the calling thread holds (lane_take
+ * adds one, its own lane_release takes it back): 0 means it is in no
+ * transaction of any pool, which spm_tx_begin then knows without a scan. */
+unsigned *thread_lanes(void)
+{
+	return &self.lanes;
 }
 
 /* pool_core -- the modeled core of this thread on pool p. */

@@ -156,6 +156,7 @@ void pool_write_ranges(spm_pool *p, unsigned core, const struct range *r, size_t
 		       unsigned flags);
 void pool_write_batches(spm_pool *p, unsigned core, const struct pool_batch *b, size_t nb);
 uint64_t thread_id(void);
+unsigned *thread_lanes(void);
 
 /* tx.c */
 int tx_recover(spm_pool *p);

@@ -157,6 +157,8 @@ static void lane_release(spm_pool *p, struct lane *l)
 	l->allocs.n = l->frees.n = 0;
 	txlog_advance(p, l);
 	l->hdr_written = 0;
+	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) == thread_id())
+		--*thread_lanes(); /* not for another thread's, aborted at close */
 	__atomic_store_n(&l->owner, 0, __ATOMIC_RELEASE);
 }
 
@@ -181,7 +183,8 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 		return emu_err(SPM_E_INVAL, "spm_tx_begin: NULL pool");
 	unsigned core;
 	uint64_t me = thread_self(pool, &core);
-	if (lane_of(pool, me))
+	unsigned *held = thread_lanes();
+	if (*held && lane_of(pool, me)) /* none held: in no transaction */
 		return emu_err(SPM_E_TXSTATE, "spm_tx_begin: this thread is already in a "
 			       "transaction");
 	struct lane *l = NULL;
@@ -197,6 +200,7 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 	if (!l)
 		return emu_err(SPM_E_BUSY, "spm_tx_begin: all %u lanes are in use",
 			       POOL_NLANES);
+	++*held;
 	l->gen++; /* the lane's newest gen, kept from open (tx_recover) */
 	l->hdr_written = 0;
 	l->core = core;

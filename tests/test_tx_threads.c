@@ -1,4 +1,4 @@
-/* test_tx_threads.c -- concurrent transactions: per-thread lists built with spm_tx_alloc/spm_tx_free survive close/open; a 17th concurrent transaction gets SPM_E_BUSY. */
+/* test_tx_threads.c -- concurrent transactions: per-thread lists built with spm_tx_alloc/spm_tx_free survive close/open; a 17th concurrent transaction gets SPM_E_BUSY; a thread is in at most one transaction per pool. */
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -473,9 +473,89 @@ static int cleanup(void **state)
 	return 0;
 }
 
+/* A thread that holds a transaction in one pool. */
+struct begun {
+	spm_pool *pool;
+	pthread_barrier_t *began, *closed;
+	int rc_begin, rc_after;
+	spm_pool *next; /* a pool it begins in after its first was closed */
+};
+
+static void *begin_and_wait(void *arg)
+{
+	struct begun *b = arg;
+	b->rc_begin = spm_tx_begin(b->pool);
+	pthread_barrier_wait(b->began);
+	pthread_barrier_wait(b->closed); /* its pool was closed: tx aborted */
+	/* it holds no lane now; a new pool takes its transactions, one at a time */
+	b->rc_after = spm_tx_begin(b->next);
+	if (b->rc_after == 0 && spm_tx_begin(b->next) != SPM_E_TXSTATE)
+		b->rc_after = -1;
+	if (b->rc_after == 0)
+		b->rc_after = spm_tx_commit(b->next);
+	return NULL;
+}
+
+/* nested_pools -- "already in a transaction" is per pool: a thread may hold
+ * transactions in two pools at once, never two in one, also after other
+ * threads' transactions were aborted by a close (spm_tx_begin knows a thread
+ * in no transaction without looking at the lanes). */
+static void nested_pools(void **state)
+{
+	(void)state;
+	char pa[4096], pb[4096], pc[4096];
+	pool_path(pa, sizeof(pa), "nest-a");
+	pool_path(pb, sizeof(pb), "nest-b");
+	pool_path(pc, sizeof(pc), "nest-c");
+	remove_pool(pa);
+	remove_pool(pb);
+	remove_pool(pc);
+	spm_pool *a, *b, *c;
+	assert_int_equal(spm_create(&a, pa, POOL_SIZE, "design=sca"), 0);
+	assert_int_equal(spm_create(&b, pb, POOL_SIZE, "design=sca"), 0);
+	assert_int_equal(spm_create(&c, pc, POOL_SIZE, "design=sca"), 0);
+
+	assert_int_equal(spm_tx_begin(a), 0);
+	assert_int_equal(spm_tx_begin(b), 0);
+	assert_int_equal(spm_tx_begin(b), SPM_E_TXSTATE);
+	assert_int_equal(spm_tx_begin(a), SPM_E_TXSTATE);
+	assert_int_equal(spm_tx_commit(a), 0);
+	assert_int_equal(spm_tx_begin(b), SPM_E_TXSTATE); /* b's is still open */
+	assert_int_equal(spm_tx_begin(a), 0);
+	assert_int_equal(spm_tx_commit(a), 0);
+	assert_int_equal(spm_tx_commit(b), 0);
+
+	/* another thread's transaction in c, aborted when this thread closes
+	 * c, while this thread holds one in a */
+	pthread_barrier_t began, closed;
+	pthread_barrier_init(&began, NULL, 2);
+	pthread_barrier_init(&closed, NULL, 2);
+	struct begun other = {.pool = c, .began = &began, .closed = &closed, .next = b};
+	pthread_t t;
+	assert_int_equal(spm_tx_begin(a), 0);
+	assert_int_equal(pthread_create(&t, NULL, begin_and_wait, &other), 0);
+	pthread_barrier_wait(&began);
+	assert_int_equal(other.rc_begin, 0);
+	assert_int_equal(spm_close(c), 0);
+	assert_int_equal(spm_tx_begin(a), SPM_E_TXSTATE); /* its own is open */
+	pthread_barrier_wait(&closed);
+	pthread_join(t, NULL);
+	assert_int_equal(other.rc_after, 0);
+	assert_int_equal(spm_tx_commit(a), 0);
+	assert_int_equal(spm_tx_begin(a), 0);
+	assert_int_equal(spm_tx_commit(a), 0);
+	pthread_barrier_destroy(&began);
+	pthread_barrier_destroy(&closed);
+	assert_int_equal(spm_close(a), 0);
+	assert_int_equal(spm_close(b), 0);
+	remove_pool(pa);
+	remove_pool(pb);
+	remove_pool(pc);
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(designs) / sizeof(designs[0]) + 2];
+	struct CMUnitTest tests[sizeof(designs) / sizeof(designs[0]) + 3];
 	size_t n = 0;
 	for (size_t i = 0; i < sizeof(designs) / sizeof(designs[0]); i++) {
 		tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(four_threads,
@@ -484,5 +564,6 @@ int main(void)
 	}
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(lanes_busy);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(more_threads_than_lanes);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(nested_pools);
 	return _cmocka_run_group_tests("tx_threads", tests, n, NULL, cleanup);
 }
