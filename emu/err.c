@@ -1,29 +1,72 @@
-/* err.c -- the per-thread error message behind spm_errormsg(). */
+/*
+ * err.c -- the per-thread error message behind spm_errormsg().
+ *
+ * Each thread's message lives in a buffer of its own, made at its first
+ * error and freed when it exits (a pthread key), not in a __thread array:
+ * the library's thread-local block then holds only the hot per-thread state
+ * (lib/persist.c), small enough to be initial-exec and still fit the static
+ * TLS that glibc keeps for libraries loaded with dlopen().
+ */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "emu.h"
 
-static __thread char errmsg[1024];
+enum { ERRMSG_LEN = 1024 };
+
+static pthread_key_t errmsg_key;
+static pthread_once_t errmsg_once = PTHREAD_ONCE_INIT;
+static int errmsg_key_ok;
+
+static void errmsg_key_make(void)
+{
+	errmsg_key_ok = pthread_key_create(&errmsg_key, free) == 0;
+}
+
+/* errmsg_buf -- this thread's buffer; made if make, else NULL until then
+ * (and NULL if it cannot be made: the message is lost, the code is not). */
+static char *errmsg_buf(int make)
+{
+	pthread_once(&errmsg_once, errmsg_key_make);
+	if (!errmsg_key_ok)
+		return NULL;
+	char *buf = pthread_getspecific(errmsg_key);
+	if (!buf && make) {
+		buf = calloc(1, ERRMSG_LEN);
+		if (buf && pthread_setspecific(errmsg_key, buf) != 0) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	return buf;
+}
 
 /* emu_err -- record a message for this thread and return code. */
 int emu_err(int code, const char *fmt, ...)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
-	va_end(ap);
+	char *buf = errmsg_buf(1);
+	if (buf) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(buf, ERRMSG_LEN, fmt, ap);
+		va_end(ap);
+	}
 	return code;
 }
 
-/* emu_errmsg -- this thread's last message. */
+/* emu_errmsg -- this thread's last message ("" if none). */
 const char *emu_errmsg(void)
 {
-	return errmsg;
+	const char *buf = errmsg_buf(0);
+	return buf ? buf : "";
 }
 
 /* emu_err_clear -- forget the last message. */
 void emu_err_clear(void)
 {
-	errmsg[0] = '\0';
+	char *buf = errmsg_buf(0);
+	if (buf)
+		buf[0] = '\0';
 }

@@ -9,20 +9,24 @@
  */
 #include "pool_internal.h"
 
-/* the default TLS model: initial-exec would save the __tls_get_addr call per
- * runtime call but make dlopen() of libspm.so fail where static TLS is
- * short (the library's TLS block, errmsg included, is over 1 KiB).  TLS
- * descriptors (-mtls-dialect=gnu2: -1.7 % instructions on a hash-table
- * insert) were tried and dropped: where dlopen() finds static TLS short
- * their resolver calls into malloc yet must preserve every register, a path
- * the C library has had to fix; not worth the risk for 1.7 % */
+/* The calling thread's id, modeled core and lanes held, read by every runtime
+ * call: initial-exec, so a read is one %fs-relative load rather than a
+ * __tls_get_addr call (3-10 % of the time per operation with timing=off,
+ * spm-bench).  A module with initial-exec variables must have its whole TLS
+ * block in static TLS, which glibc keeps a few hundred bytes of for
+ * libraries loaded by dlopen(); this struct is the library's only
+ * thread-local variable (the error message is a per-thread heap buffer,
+ * emu/err.c), and test_dlopen loads libspm.so that way.  TLS descriptors
+ * (-mtls-dialect=gnu2) were tried in session 6 and dropped: where dlopen()
+ * finds static TLS short their resolver calls into malloc yet must preserve
+ * every register, a path the C library has had to fix. */
 struct self {
 	uint64_t id;       /* thread_id, 0 until first asked */
 	uint64_t core_uid; /* a closed pool's address may be reused: its uid is not */
 	unsigned core;     /* the core set on the pool of uid core_uid */
 	unsigned lanes;    /* transaction lanes it holds, in every pool */
 };
-static __thread struct self self; /* one TLS lookup gives all three */
+static __thread struct self self __attribute__((tls_model("initial-exec")));
 static uint64_t next_thread_id = 1;
 
 /* new_id -- the calling thread's id, assigned on its first call. */
