@@ -45,7 +45,10 @@ uint64_t thread_id(void)
 
 /* thread_lanes -- the count of lanes the calling thread holds (lane_take
  * adds one, its own lane_release takes it back): 0 means it is in no
- * transaction of any pool, which spm_tx_begin then knows without a scan. */
+ * transaction of any pool, which spm_tx_begin then knows without a scan.
+ * Only the thread changes its count, so a lane freed by another thread's
+ * spm_close (tx_abort_all) leaves it too high: that thread scans, as
+ * before, and stays correct. */
 unsigned *thread_lanes(void)
 {
 	return &self.lanes;

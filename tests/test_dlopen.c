@@ -1,8 +1,8 @@
 /* test_dlopen.c -- libspm.so loaded with dlopen() (argv[1]), as a plugin or a
  * language binding loads it: its initial-exec thread-local state fits the
- * static TLS the C library keeps for that, and the per-thread error messages
- * (heap buffers since the TLS change) stay per thread and are freed with
- * their thread. */
+ * static TLS the C library keeps for that, the per-thread error messages
+ * (heap buffers behind a pthread key) stay per thread and are freed with
+ * their thread, and load/unload cycles do not use up the process's keys. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -164,6 +164,29 @@ static void messages_per_thread(void **state)
 	assert_int_equal(dlclose(a.handle), 0);
 }
 
+/* reload_cycles -- more dlopen/dlclose cycles than a process has pthread
+ * keys (1024), an error message in each: the library is never unloaded
+ * (-z nodelete), so its key is made once and messages keep working. */
+static void reload_cycles(void **state)
+{
+	(void)state;
+	char missing[4096];
+	pool_path(missing, sizeof(missing), "reload-missing");
+	remove_pool(missing);
+	for (int i = 0; i < 1100; i++) {
+		struct api a;
+		api_load(&a);
+		spm_pool *p;
+		assert_true(a.open(&p, missing, NULL) < 0);
+		if (!strstr(a.errormsg(), missing))
+			fail_msg("cycle %d: message \"%s\"", i, a.errormsg());
+		assert_int_equal(dlclose(a.handle), 0);
+	}
+	pthread_key_t k;
+	assert_int_equal(pthread_key_create(&k, NULL), 0); /* keys are left */
+	pthread_key_delete(k);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -174,6 +197,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(transactions),
 		cmocka_unit_test(messages_per_thread),
+		cmocka_unit_test(reload_cycles),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -487,7 +487,8 @@ static void *begin_and_wait(void *arg)
 	b->rc_begin = spm_tx_begin(b->pool);
 	pthread_barrier_wait(b->began);
 	pthread_barrier_wait(b->closed); /* its pool was closed: tx aborted */
-	/* it holds no lane now; a new pool takes its transactions, one at a time */
+	/* its lane is free now (its count of lanes held stays 1: it scans);
+	 * another pool takes its transactions, one at a time */
 	b->rc_after = spm_tx_begin(b->next);
 	if (b->rc_after == 0 && spm_tx_begin(b->next) != SPM_E_TXSTATE)
 		b->rc_after = -1;
@@ -535,11 +536,15 @@ static void nested_pools(void **state)
 	assert_int_equal(spm_tx_begin(a), 0);
 	assert_int_equal(pthread_create(&t, NULL, begin_and_wait, &other), 0);
 	pthread_barrier_wait(&began);
-	assert_int_equal(other.rc_begin, 0);
-	assert_int_equal(spm_close(c), 0);
-	assert_int_equal(spm_tx_begin(a), SPM_E_TXSTATE); /* its own is open */
+	/* no assertion until the thread is joined: a failed one would leave it
+	 * waiting on a barrier of this frame */
+	int rc_close = spm_close(c);
+	int rc_nested = spm_tx_begin(a); /* its own is open */
 	pthread_barrier_wait(&closed);
 	pthread_join(t, NULL);
+	assert_int_equal(other.rc_begin, 0);
+	assert_int_equal(rc_close, 0);
+	assert_int_equal(rc_nested, SPM_E_TXSTATE);
 	assert_int_equal(other.rc_after, 0);
 	assert_int_equal(spm_tx_commit(a), 0);
 	assert_int_equal(spm_tx_begin(a), 0);
