@@ -18,6 +18,8 @@
 
 #include <spm.h>
 
+#include "test_files.h"
+
 #define POOL_SIZE (4u << 20)
 
 static const char *lib_path;
@@ -64,16 +66,6 @@ static void pool_path(char *buf, size_t n, const char *tag)
 	snprintf(buf, n, "%s/dlopen-%ld-%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
 }
 
-static void remove_pool(const char *path)
-{
-	char buf[4200];
-	unlink(path);
-	snprintf(buf, sizeof(buf), "%s.meta", path);
-	unlink(buf);
-	snprintf(buf, sizeof(buf), "%s.key", path);
-	unlink(buf);
-}
-
 /* A thread that makes an error of its own. */
 struct errer {
 	struct api *a;
@@ -103,7 +95,7 @@ static void transactions(void **state)
 	api_load(&a);
 	char path[4096];
 	pool_path(path, sizeof(path), "tx");
-	remove_pool(path);
+	remove_pool_files(path);
 	spm_pool *p;
 	assert_int_equal(a.create(&p, path, POOL_SIZE, "design=sca"), 0);
 	uint64_t *r = a.root(p, 64);
@@ -123,7 +115,7 @@ static void transactions(void **state)
 	r = a.root(p, 64);
 	assert_int_equal(*r, 100);
 	assert_int_equal(a.close(p), 0);
-	remove_pool(path);
+	remove_pool_files(path);
 	assert_int_equal(dlclose(a.handle), 0);
 }
 
@@ -137,7 +129,7 @@ static void messages_per_thread(void **state)
 	char path[4096], missing[4096];
 	pool_path(path, sizeof(path), "notpool");
 	pool_path(missing, sizeof(missing), "missing");
-	remove_pool(missing);
+	remove_pool_files(missing);
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	for (int i = 0; i < 8192; i++)
@@ -172,7 +164,7 @@ static void reload_cycles(void **state)
 	(void)state;
 	char missing[4096];
 	pool_path(missing, sizeof(missing), "reload-missing");
-	remove_pool(missing);
+	remove_pool_files(missing);
 	for (int i = 0; i < 1100; i++) {
 		struct api a;
 		api_load(&a);
