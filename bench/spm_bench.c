@@ -139,68 +139,89 @@ static int add_set(struct args *a, const char *kv)
 	return 0;
 }
 
-/* parse_flag -- one flag and its value; -1 if bad (bad_flag says why). */
-static int parse_flag(struct args *a, const char *f, char *v)
+/* The flags: one list, for parse_flag's dispatch and bad_flag's names. */
+#define BENCH_FLAGS(X)                                                                     \
+	X(DESIGNS, "--designs") X(WORKLOADS, "--workloads") X(TX_SIZE, "--tx-size")        \
+	X(CORES, "--cores") X(PROFILE, "--profile") X(DIR, "--dir") X(CSV, "--csv")       \
+	X(SET, "--set") X(MIX, "--mix") X(OPS, "--ops") X(THREADS, "--threads")           \
+	X(SEED, "--seed") X(REPS, "--reps") X(WORK_NS, "--work-ns")                       \
+	X(FOOTPRINT, "--footprint") X(ELEMENTS, "--elements") X(PREFAULT, "--prefault")
+#define FLAG_ID(id, name) FLAG_##id,
+#define FLAG_NAME(id, name) name,
+enum flag_id { BENCH_FLAGS(FLAG_ID) FLAG_COUNT };
+static const char *const flag_names[FLAG_COUNT] = {BENCH_FLAGS(FLAG_NAME)};
+
+/* flag_of -- the flag named f, or FLAG_COUNT. */
+static enum flag_id flag_of(const char *f)
 {
-	uint64_t n;
-	struct bench_cfg *b = &a->base;
-	if (!v)
-		return -1;
-	if (strncmp(f, "--", 2) != 0)
-		return -1;
-	if (strcmp(f, "--designs") == 0)
-		return split(v, &a->designs);
-	if (strcmp(f, "--workloads") == 0)
-		return split(v, &a->workloads);
-	if (strcmp(f, "--tx-size") == 0)
-		return split(v, &a->tx_sizes) ||
-		       num_list(&a->tx_sizes, EX_VALUE_MIN, EX_VALUE_MAX);
-	if (strcmp(f, "--cores") == 0)
-		return split(v, &a->cores) || num_list(&a->cores, 1, BENCH_MAX_CORES);
-	if (strcmp(f, "--profile") == 0)
-		return b->profile = v, 0;
-	if (strcmp(f, "--dir") == 0)
-		return b->dir = v, 0;
-	if (strcmp(f, "--csv") == 0)
-		return a->csv = v, 0;
-	if (strcmp(f, "--set") == 0)
-		return add_set(a, v);
-	if (strcmp(f, "--mix") == 0) {
-		b->mix = strcmp(v, "mixed") == 0 ? EX_MIX_MIXED : EX_MIX_INSERT;
-		return strcmp(v, "mixed") && strcmp(v, "insert") ? -1 : 0;
-	}
-	if (parse_num(v, &n))
-		return -1;
-	if (strcmp(f, "--ops") == 0)
-		return b->ops = n, n ? 0 : -1;
-	if (strcmp(f, "--threads") == 0)
-		return b->threads = (unsigned)n, n >= 1 && n <= BENCH_MAX_CORES ? 0 : -1;
-	if (strcmp(f, "--seed") == 0)
-		return b->seed = n, 0;
-	if (strcmp(f, "--reps") == 0)
-		return a->reps = (unsigned)n, n >= 1 && n <= 256 ? 0 : -1;
-	if (strcmp(f, "--work-ns") == 0)
-		return b->work_ns = n, n <= 1000000000 ? 0 : -1;
-	if (strcmp(f, "--footprint") == 0)
-		return b->footprint = n, 0;
-	if (strcmp(f, "--elements") == 0)
-		return b->elements = n, n == 0 || (n >= 2 && n <= (1u << 24)) ? 0 : -1;
-	if (strcmp(f, "--prefault") == 0)
-		return b->prefault = (int)n, n <= 1 ? 0 : -1;
-	return -1;
+	unsigned i = 0;
+	while (i < FLAG_COUNT && strcmp(f, flag_names[i]) != 0)
+		i++;
+	return (enum flag_id)i;
 }
 
-#define FLAGS                                                                              \
-	" --designs --workloads --ops --tx-size --cores --threads --profile --seed --set --csv " \
-	"--reps --dir --footprint --elements --mix --work-ns --prefault "
+/* num_in -- a number flag's value v into *n, in [lo, hi]; -1 if not. */
+static int num_in(const char *v, uint64_t *n, uint64_t lo, uint64_t hi)
+{
+	return parse_num(v, n) || *n < lo || *n > hi ? -1 : 0;
+}
+
+/* parse_flag -- flag f (one of flag_names) with value v; -1 if v is bad. */
+static int parse_flag(struct args *a, enum flag_id f, char *v)
+{
+	uint64_t n = 0;
+	struct bench_cfg *b = &a->base;
+	switch (f) {
+	case FLAG_DESIGNS:
+		return split(v, &a->designs);
+	case FLAG_WORKLOADS:
+		return split(v, &a->workloads);
+	case FLAG_TX_SIZE:
+		return split(v, &a->tx_sizes) ||
+		       num_list(&a->tx_sizes, EX_VALUE_MIN, EX_VALUE_MAX);
+	case FLAG_CORES:
+		return split(v, &a->cores) || num_list(&a->cores, 1, BENCH_MAX_CORES);
+	case FLAG_PROFILE:
+		return b->profile = v, 0;
+	case FLAG_DIR:
+		return b->dir = v, 0;
+	case FLAG_CSV:
+		return a->csv = v, 0;
+	case FLAG_SET:
+		return add_set(a, v);
+	case FLAG_MIX:
+		b->mix = strcmp(v, "mixed") == 0 ? EX_MIX_MIXED : EX_MIX_INSERT;
+		return strcmp(v, "mixed") && strcmp(v, "insert") ? -1 : 0;
+	case FLAG_OPS:
+		return num_in(v, &n, 1, UINT64_MAX) ? -1 : (b->ops = n, 0);
+	case FLAG_THREADS:
+		return num_in(v, &n, 1, BENCH_MAX_CORES) ? -1 : (b->threads = (unsigned)n, 0);
+	case FLAG_SEED:
+		return num_in(v, &n, 0, UINT64_MAX) ? -1 : (b->seed = n, 0);
+	case FLAG_REPS:
+		return num_in(v, &n, 1, 256) ? -1 : (a->reps = (unsigned)n, 0);
+	case FLAG_WORK_NS:
+		return num_in(v, &n, 0, 1000000000) ? -1 : (b->work_ns = n, 0);
+	case FLAG_FOOTPRINT:
+		return num_in(v, &n, 0, UINT64_MAX) ? -1 : (b->footprint = n, 0);
+	case FLAG_ELEMENTS:
+		if (num_in(v, &n, 0, 1u << 24) || n == 1)
+			return -1;
+		return b->elements = n, 0;
+	case FLAG_PREFAULT:
+		return num_in(v, &n, 0, 1) ? -1 : (b->prefault = (int)n, 0);
+	case FLAG_COUNT:
+		break;
+	}
+	return -1;
+}
 
 /* bad_flag -- say which flag or value was refused, on stderr; -1. */
 static int bad_flag(const char *f, const char *v)
 {
-	const char *known = strncmp(f, "--", 2) == 0 ? strstr(FLAGS, f) : NULL;
 	if (strncmp(f, "--", 2) != 0)
 		fprintf(stderr, "spm-bench: unexpected argument \"%s\"\n", f);
-	else if (!known || known[strlen(f)] != ' ') /* FLAGS: parse_flag's names */
+	else if (flag_of(f) == FLAG_COUNT)
 		fprintf(stderr, "spm-bench: unknown flag %s\n", f);
 	else if (!v)
 		fprintf(stderr, "spm-bench: %s needs a value\n", f);
@@ -225,7 +246,8 @@ static int parse_args(struct args *a, int argc, char **argv)
 		char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		char copy[256] = ""; /* split() cuts v */
 		snprintf(copy, sizeof(copy), "%s", v ? v : "");
-		if (parse_flag(a, argv[i], v))
+		enum flag_id f = flag_of(argv[i]);
+		if (f == FLAG_COUNT || !v || parse_flag(a, f, v))
 			return bad_flag(argv[i], v ? copy : NULL);
 		i++;
 	}
