@@ -5,7 +5,8 @@
 #
 # unit  (default): on each of the 11 designs, create, two runs with different
 #       seeds and value sizes, check ok; the same seeds give the same content
-#       on every design; usage and open errors exit 2.
+#       on every design; usage errors exit 2, open and create errors with
+#       their own status (3 system, 4 another example's pool, 10-23 spm's codes).
 # crash: SPM_CRASH kills a run at crash points spread over the run on ideal, supermem,
 #       fca and sca (half of them with SPM_EVICT's early write-backs): every
 #       check must pass, and a recovered pool must keep working; one real kill -9 of a running process (synchronised on its
@@ -85,12 +86,30 @@ unit_tests() {
 	[ "$rc" = 2 ] || fail "bad command: exit $rc, expected 2"
 	rc=0; "$bin" run "$dir/x" notanumber >/dev/null 2>&1 || rc=$?
 	[ "$rc" = 2 ] || fail "bad N: exit $rc, expected 2"
+	# open and create errors: a status of their own, and the files untouched
 	rc=0; out=$("$bin" check "$dir/missing" 2>&1) || rc=$?
-	[ "$rc" = 2 ] || fail "check of a missing pool: exit $rc, expected 2"
+	[ "$rc" = 3 ] || fail "check of a missing pool: exit $rc, expected 3"
 	[ -n "$out" ] || fail "check of a missing pool says nothing"
 	rc=0; "$bin" create "$dir/x" "design=nosuch" --size 8m >/dev/null 2>&1 || rc=$?
-	[ "$rc" = 2 ] || fail "create with a bad design: exit $rc, expected 2"
-	rmpool "$dir/x"
+	[ "$rc" = 17 ] || fail "create with a bad design: exit $rc, expected 17"
+	rc=0; "$bin" create "$dir/x" "nosuch=1" --size 8m >/dev/null 2>&1 || rc=$?
+	[ "$rc" = 18 ] || fail "create with a bad option: exit $rc, expected 18"
+	[ ! -e "$dir/x" ] && [ ! -e "$dir/x.meta" ] || fail "a refused create left files"
+	head -c 65536 /dev/zero | tr '\0' 'x' > "$dir/junk"
+	rc=0; "$bin" check "$dir/junk" >/dev/null 2>&1 || rc=$?
+	[ "$rc" = 10 ] || fail "check of a file that is no pool: exit $rc, expected 10"
+	"$bin" create "$dir/k" "design=sca" --size 8m >/dev/null || fail "create for the key test"
+	cp "$dir/k.key" "$dir/k.key.right"
+	printf 'xxxxxxxxxxxxxxxx' > "$dir/k.key" # another 16-byte key
+	local sums; sums=$(cat "$dir/k" "$dir/k.meta" | md5sum)
+	rc=0; "$bin" check "$dir/k" >/dev/null 2>&1 || rc=$?
+	[ "$rc" = 15 ] || fail "check with the wrong key: exit $rc, expected 15"
+	[ "$(cat "$dir/k" "$dir/k.meta" | md5sum)" = "$sums" ] || fail "a wrong key changed the pool"
+	mv "$dir/k.key.right" "$dir/k.key"
+	truncate -s 4096 "$dir/k"
+	rc=0; "$bin" check "$dir/k" >/dev/null 2>&1 || rc=$?
+	[ "$rc" = 11 ] || fail "check of a truncated pool: exit $rc, expected 11"
+	rmpool "$dir/x"; rmpool "$dir/k"; rm -f "$dir/junk"
 
 	for d in $designs; do
 		p=$dir/$d

@@ -167,23 +167,36 @@ static int spm_fail(const char *what, int rc, int code)
 	return code;
 }
 
+/* exit_of -- the exit status of a failed spm_open or spm_create, one per
+ * kind of error: 10 + the error's place among spm's codes (10 not a pool,
+ * 11 truncated, 12 corrupt, 13 files of two pools, 14 version, 15 wrong key,
+ * 16 key file, 17 design, 18 option, 19 no space, 20 invalid, 21 busy,
+ * 22 transaction state, 23 crypto library), 3 a system error (-errno: a
+ * missing file, no permission, no memory). */
+static int exit_of(int rc)
+{
+	if (rc <= SPM_E_BASE && rc >= SPM_E_LAST)
+		return 10 + (SPM_E_BASE - rc);
+	return EX_EXIT_SYSTEM;
+}
+
 /* open_pool -- open (recovering) and find the root; 0, or an exit code. */
 static int open_pool(struct ex_ctx *c, const struct ex_ds *ds, const char *path)
 {
 	int rc = spm_open(&c->pool, path, NULL);
 	if (rc)
-		return spm_fail("open", rc, 2);
+		return spm_fail("open", rc, exit_of(rc));
 	c->head = spm_root(c->pool, ds->root_size);
 	if (!c->head) {
-		spm_fail("root", SPM_E_INVAL, 2);
+		spm_fail("root", SPM_E_INVAL, EX_EXIT_OTHER);
 		spm_close(c->pool);
-		return 2;
+		return EX_EXIT_OTHER;
 	}
 	if (memcmp(c->head->magic, ds->magic, 8) != 0 || c->head->version != EX_VERSION) {
 		fprintf(stderr, "%s: %s is not a %s pool (made by another spm-<name>?)\n",
 			prog, path, ds->name);
 		spm_close(c->pool);
-		return 2;
+		return EX_EXIT_OTHER;
 	}
 	c->ds = ds;
 	return 0;
@@ -260,7 +273,7 @@ static int cmd_create(const struct ex_ds *ds, int argc, char **argv)
 	struct ex_ctx c = {.ds = ds};
 	int rc = spm_create(&c.pool, path, size, options);
 	if (rc)
-		return spm_fail("create", rc, 2);
+		return spm_fail("create", rc, exit_of(rc));
 	c.head = spm_root(c.pool, ds->root_size);
 	if (!c.head) {
 		spm_fail("root", SPM_E_INVAL, 1);
