@@ -11,8 +11,8 @@
 
 /* The calling thread's id, modeled core and lanes held, read by every runtime
  * call: initial-exec, so a read is one %fs-relative load rather than a
- * __tls_get_addr call (3-10 % of the time per operation with timing=off,
- * spm-bench).  A module with initial-exec variables must have its whole TLS
+ * __tls_get_addr call (the latter was 3 % of an SCA hash-table insert's
+ * time with timing=off).  A module with initial-exec variables must have its whole TLS
  * block in static TLS, which glibc keeps a few hundred bytes of for
  * libraries loaded by dlopen(); this struct is the library's only
  * thread-local variable (the error message is a per-thread heap buffer,
