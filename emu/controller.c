@@ -624,8 +624,8 @@ static void prepads_make(struct emu *e, const struct emu_range *r, size_t n,
 			pp->ctr[m++] = e->cur_ctr[l] + 1;
 		}
 	}
-	if (!crypto_line_pads_ctl(e->crypto, pp->line, pp->ctr, m, pp->pad))
-		pp->n = m;
+	if (!crypto_line_pads_try(e->crypto, pp->line, pp->ctr, m, pp->pad))
+		pp->n = m; /* else the batches make their own (and say why if they fail) */
 }
 
 /* prepads_take -- the pads of lines first.. (k) under ctrs, if made next;

@@ -115,12 +115,12 @@ fail:
 	return NULL;
 }
 
-/* blocks_with -- AES-ECB of n 16-byte seed blocks through ctx. */
-static int blocks_with(struct crypto *c, EVP_CIPHER_CTX *ctx, const uint8_t *seeds,
-		       size_t n, uint8_t *out)
+/* blocks_raw -- AES-ECB of n 16-byte seed blocks through ctx; 0, or -1
+ * (no message: the callers say what failed). */
+static int blocks_raw(EVP_CIPHER_CTX *ctx, const uint8_t *seeds, size_t n, uint8_t *out)
 {
 	if (!ctx)
-		return emu_err(SPM_E_CRYPTO, "OpenSSL: cannot set up AES-%u-ECB", c->bits);
+		return -1;
 	while (n) {
 		size_t chunk = n > (1u << 20) ? (1u << 20) : n;
 		/* EVP_Cipher: the cipher itself, without EVP_EncryptUpdate's
@@ -128,11 +128,22 @@ static int blocks_with(struct crypto *c, EVP_CIPHER_CTX *ctx, const uint8_t *see
 		 * it returns the bytes done (provided ciphers) or 1 (legacy) */
 		int done = EVP_Cipher(ctx, out, seeds, (unsigned)(chunk * 16));
 		if (done != 1 && done != (int)(chunk * 16))
-			return emu_err(SPM_E_CRYPTO, "OpenSSL: AES encryption failed");
+			return -1;
 		n -= chunk;
 		seeds += chunk * 16;
 		out += chunk * 16;
 	}
+	return 0;
+}
+
+/* blocks_with -- blocks_raw, the failure said (SPM_E_CRYPTO). */
+static int blocks_with(struct crypto *c, EVP_CIPHER_CTX *ctx, const uint8_t *seeds,
+		       size_t n, uint8_t *out)
+{
+	if (!ctx)
+		return emu_err(SPM_E_CRYPTO, "OpenSSL: cannot set up AES-%u-ECB", c->bits);
+	if (blocks_raw(ctx, seeds, n, out))
+		return emu_err(SPM_E_CRYPTO, "OpenSSL: AES encryption failed");
 	return 0;
 }
 
@@ -191,6 +202,17 @@ int crypto_line_pads_ctl(struct crypto *c, const uint64_t *line, const uint64_t 
 			 size_t n, uint8_t *out)
 {
 	return line_pads_with(c, c->ctl, line, ctr, n, out);
+}
+
+/* crypto_line_pads_try -- crypto_line_pads_ctl without a message on failure:
+ * for pads made ahead (the controller's prepads), whose failure the caller
+ * recovers from by making them again when they are needed. */
+int crypto_line_pads_try(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
+			 size_t n, uint8_t *out)
+{
+	for (size_t i = 0; i < n; i++)
+		line_seeds(out + i * 64, line[i], ctr[i]);
+	return n ? blocks_raw(c->ctl, out, n * 4, out) : 0;
 }
 
 /* crypto_hkdf -- HKDF-SHA256 (RFC 5869) through OpenSSL. */

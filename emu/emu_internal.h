@@ -91,6 +91,9 @@ int crypto_line_pads(struct crypto *c, const uint64_t *line, const uint64_t *ctr
 /* The same under the controller's lock (its own cipher context). */
 int crypto_line_pads_ctl(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
 			 size_t n, uint8_t *out);
+/* The same, but a failure leaves no message (-1): pads made ahead of need. */
+int crypto_line_pads_try(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
+			 size_t n, uint8_t *out);
 /* HKDF-SHA256 (key, salt, info) -> out. */
 int crypto_hkdf(const uint8_t *key, size_t keylen, const uint8_t *salt,
 		size_t saltlen, const char *info, uint8_t *out, size_t outlen);
