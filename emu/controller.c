@@ -5,6 +5,7 @@
  * queues as the design's counter-atomicity policy says.  Every step is
  * charged to the calling core's modeled clock.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -602,6 +603,14 @@ static void fence_locked(struct emu *e, unsigned core);
  * for, else makes its own (a line written twice, a page re-encrypted).  A
  * pad made and not taken encrypts nothing.
  */
+/* crypto_fatal -- OpenSSL failed in the middle of a write-back: nothing
+ * safe to do (a line half written is a crash); say why, then abort. */
+static __attribute__((noreturn, cold)) void crypto_fatal(void)
+{
+	fprintf(stderr, "spm: %s: aborting\n", emu_errmsg());
+	abort();
+}
+
 enum { PREPAD_MAX = 64 };
 struct prepads {
 	unsigned n, pos; /* pads made; the next to take */
@@ -625,7 +634,7 @@ static void prepads_make(struct emu *e, const struct emu_range *r, size_t n,
 		}
 	}
 	if (!crypto_line_pads_try(e->crypto, pp->line, pp->ctr, m, pp->pad))
-		pp->n = m; /* else the batches make their own (and say why if they fail) */
+		pp->n = m; /* else each batch makes its own (crypto_fatal if that fails) */
 }
 
 /* prepads_take -- the pads of lines first.. (k) under ctrs, if made next;
@@ -680,7 +689,7 @@ static __attribute__((noinline, noclone)) void write_lines_locked(struct emu *e,
 					break;
 				}
 				if (reenc_page(e, core, (first + i) / 64))
-					abort(); /* OpenSSL failed: nothing safe to do */
+					crypto_fatal();
 			}
 			uint64_t t = tm->clock[core];
 			tm->clock[core] += tm->issue;
@@ -698,7 +707,7 @@ static __attribute__((noinline, noclone)) void write_lines_locked(struct emu *e,
 			if (!(pad = prepads_take(pp, first, ctrs, k))) {
 				/* a failed call leaves its seeds, not pads, in pads */
 				if (crypto_line_pads_ctl(e->crypto, lines, ctrs, k, pads))
-					abort(); /* OpenSSL failed: nothing safe to do */
+					crypto_fatal();
 				pad = pads;
 			}
 			e->stat[ST_AES_PADS] += k;

@@ -122,7 +122,8 @@ static void test_sp800_38a_f55_aes256(void **state)
 		256, cipher);
 }
 
-/* crypto_line_pads equals crypto_blocks of the documented seeds, across batches. */
+/* crypto_line_pads (and the controller's _ctl and quiet _try variants)
+ * equal crypto_blocks of the documented seeds, across batches. */
 static void test_line_pads_match_seed_layout(void **state)
 {
 	(void)state;
@@ -139,6 +140,12 @@ static void test_line_pads_match_seed_layout(void **state)
 	assert_int_equal(crypto_blocks(c, seeds, 4 * N, want), 0);
 	memset(got, 0, sizeof(got));
 	assert_int_equal(crypto_line_pads(c, line, ctr, N, got), 0);
+	assert_memory_equal(got, want, sizeof(got));
+	memset(got, 0, sizeof(got));
+	assert_int_equal(crypto_line_pads_ctl(c, line, ctr, N, got), 0);
+	assert_memory_equal(got, want, sizeof(got));
+	memset(got, 0, sizeof(got));
+	assert_int_equal(crypto_line_pads_try(c, line, ctr, N, got), 0);
 	assert_memory_equal(got, want, sizeof(got));
 	crypto_free(c);
 }

@@ -79,7 +79,7 @@ crash_points() {
 
 unit_tests() {
 	local reference="" d p out rc
-	# usage and open errors: exit 2
+	# usage errors: exit 2
 	rc=0; "$bin" >/dev/null 2>&1 || rc=$?
 	[ "$rc" = 2 ] || fail "no arguments: exit $rc, expected 2"
 	rc=0; "$bin" frobnicate "$dir/x" >/dev/null 2>&1 || rc=$?

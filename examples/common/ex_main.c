@@ -187,8 +187,9 @@ static int open_pool(struct ex_ctx *c, const struct ex_ds *ds, const char *path)
 	if (rc)
 		return spm_fail("open", rc, exit_of(rc));
 	c->head = spm_root(c->pool, ds->root_size);
-	if (!c->head) {
-		spm_fail("root", SPM_E_INVAL, EX_EXIT_OTHER);
+	if (!c->head) { /* another example's smaller root, or no room for one */
+		fprintf(stderr, "%s: %s has no %s root: %s\n", prog, path, ds->name,
+			spm_errormsg());
 		spm_close(c->pool);
 		return EX_EXIT_OTHER;
 	}
@@ -539,7 +540,7 @@ static int cmd_check(const struct ex_ds *ds, int argc, char **argv)
 		model = ds->model_new(&c);
 		if (!model) {
 			fprintf(stderr, "%s: out of memory for the model\n", prog);
-			return close_pool(&c, 2);
+			return close_pool(&c, EX_EXIT_SYSTEM);
 		}
 		bad = replay(&c, model, k) || ds->verify(&c, model, &items);
 		ds->model_free(model);

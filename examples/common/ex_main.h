@@ -39,9 +39,10 @@
 #define EX_VALUE_MAX 16384u   /* keeps one operation inside one transaction log */
 #define EX_VALUE_DEFAULT 64u
 #define EX_POOL_DEFAULT (64u << 20)
-/* exit statuses: 0 ok, 1 a check or run failed, 2 usage, 3 a system error at
- * open or create, 4 a pool of another example, 10-23 spm's error codes at
- * open or create (ex_main.c: exit_of) */
+/* exit statuses: 0 ok, 1 a check or run failed, 2 usage, 3 a system error
+ * (at open or create, or no memory for check's model), 4 a pool that is not
+ * this example's (another example's root, or no room for a root), 10-23
+ * spm's error codes at open or create (ex_main.c: exit_of) */
 #define EX_EXIT_SYSTEM 3
 #define EX_EXIT_OTHER 4
 
