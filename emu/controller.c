@@ -596,13 +596,6 @@ static void ctr_writeback_ranges(struct emu *e, unsigned core, const struct emu_
 				 size_t n);
 static void fence_locked(struct emu *e, unsigned core);
 
-/*
- * The pads of a commit's ranges, made in one AES call before the first is
- * written (an engine call costs far more than a line's pad): a batch takes
- * them where its lines and counters are exactly the ones they were made
- * for, else makes its own (a line written twice, a page re-encrypted).  A
- * pad made and not taken encrypts nothing.
- */
 /* crypto_fatal -- OpenSSL failed in the middle of a write-back: nothing
  * safe to do (a line half written is a crash); say why, then abort. */
 static __attribute__((noreturn, cold)) void crypto_fatal(void)
@@ -611,6 +604,13 @@ static __attribute__((noreturn, cold)) void crypto_fatal(void)
 	abort();
 }
 
+/*
+ * The pads of a commit's ranges, made in one AES call before the first is
+ * written (an engine call costs far more than a line's pad): a batch takes
+ * them where its lines and counters are exactly the ones they were made
+ * for, else makes its own (a line written twice, a page re-encrypted).  A
+ * pad made and not taken encrypts nothing.
+ */
 enum { PREPAD_MAX = 64 };
 struct prepads {
 	unsigned n, pos; /* pads made; the next to take */

@@ -178,14 +178,19 @@ static inline void line_seeds(uint8_t s[64], uint64_t line, uint64_t ctr)
 #endif
 }
 
-/* line_pads_with -- the 64-byte pads of n lines through ctx: each line's 4
- * seeds are made in its own 64 bytes of out, then encrypted there in place
- * (ECB: every block alone) by one engine call. */
-static int line_pads_with(struct crypto *c, EVP_CIPHER_CTX *ctx, const uint64_t *line,
-			  const uint64_t *ctr, size_t n, uint8_t *out)
+/* lines_seeds -- each of n lines' 4 seeds in its own 64 bytes of out, which
+ * the engine then encrypts in place (ECB: every block alone): the pads. */
+static void lines_seeds(const uint64_t *line, const uint64_t *ctr, size_t n, uint8_t *out)
 {
 	for (size_t i = 0; i < n; i++)
 		line_seeds(out + i * 64, line[i], ctr[i]);
+}
+
+/* line_pads_with -- the 64-byte pads of n lines through ctx, in one engine call. */
+static int line_pads_with(struct crypto *c, EVP_CIPHER_CTX *ctx, const uint64_t *line,
+			  const uint64_t *ctr, size_t n, uint8_t *out)
+{
+	lines_seeds(line, ctr, n, out);
 	return n ? blocks_with(c, ctx, out, n * 4, out) : 0;
 }
 
@@ -210,8 +215,7 @@ int crypto_line_pads_ctl(struct crypto *c, const uint64_t *line, const uint64_t 
 int crypto_line_pads_try(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
 			 size_t n, uint8_t *out)
 {
-	for (size_t i = 0; i < n; i++)
-		line_seeds(out + i * 64, line[i], ctr[i]);
+	lines_seeds(line, ctr, n, out);
 	return n ? blocks_raw(c->ctl, out, n * 4, out) : 0;
 }
 

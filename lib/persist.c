@@ -4,22 +4,23 @@
  * (SCA section 4.3), each handed to the controller as line ranges (a
  * transaction's commit: all its ranges in one call, pool_write_ranges; a
  * few such calls in one controller entry, pool_write_batches).  The calling
- * thread's id and modeled core live in one TLS block (thread_self); the
- * transaction code passes the core down rather than look it up again.
+ * thread's id, modeled core and count of lanes held live in one TLS block
+ * (thread_self, thread_lanes); the transaction code passes the core down
+ * rather than look it up again.
  */
 #include "pool_internal.h"
 
-/* The calling thread's id, modeled core and lanes held, read by every runtime
- * call: initial-exec, so a read is one %fs-relative load rather than a
- * __tls_get_addr call (the latter was 3 % of an SCA hash-table insert's
- * time with timing=off).  A module with initial-exec variables must have its whole TLS
- * block in static TLS, which glibc keeps a few hundred bytes of for
- * libraries loaded by dlopen(); this struct is the library's only
- * thread-local variable (the error message is a per-thread heap buffer,
- * emu/err.c), and test_dlopen loads libspm.so that way.  TLS descriptors
- * (-mtls-dialect=gnu2) were tried in session 6 and dropped: where dlopen()
- * finds static TLS short their resolver calls into malloc yet must preserve
- * every register, a path the C library has had to fix. */
+/* The calling thread's id, modeled core and lanes held, read by every
+ * runtime call: initial-exec, so a read is one %fs-relative load rather
+ * than a __tls_get_addr call (the latter was 3 % of an SCA hash-table
+ * insert's time with timing=off).  A module with initial-exec variables must
+ * have its whole TLS block in static TLS, which glibc keeps a few hundred
+ * bytes of for libraries loaded by dlopen(); this struct is the library's
+ * only thread-local variable (the error message is a per-thread heap
+ * buffer, emu/err.c), and test_dlopen loads libspm.so that way.  TLS
+ * descriptors (-mtls-dialect=gnu2) were tried in session 6 and dropped:
+ * where dlopen() finds static TLS short their resolver calls into malloc yet
+ * must preserve every register, a path the C library has had to fix. */
 struct self {
 	uint64_t id;       /* thread_id, 0 until first asked */
 	uint64_t core_uid; /* a closed pool's address may be reused: its uid is not */
