@@ -1,0 +1,328 @@
+/*
+ * test_crypto_fail.c -- what spm does when OpenSSL fails.  This program
+ * defines EVP_Cipher, the one call through which spm makes every pad
+ * (emu/crypto.c), so libspm's calls come here first; the call can be made
+ * to fail, then passes on to OpenSSL's (dlsym RTLD_NEXT).
+ *
+ *  - In a write-back: pads made ahead for a commit (prepads) fail quietly
+ *    and the batch makes its own; if a batch's own pads fail, the process
+ *    prints OpenSSL's failure and aborts (crypto_fatal), a crash like any
+ *    other.  Each call of a session is failed in turn, one per session: the
+ *    session either completes with no error message left behind, or dies
+ *    with the message; after either the pool opens, recovers and holds
+ *    exactly its committed transactions, and no pad was used twice.
+ *  - At open: the view cannot be decrypted; spm_open fails with
+ *    SPM_E_CRYPTO and a message and the pool opens afterwards.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
+
+#include "test_files.h"
+#include <spm.h>
+
+/* ---- the failing EVP_Cipher --------------------------------------------- */
+
+static long cipher_calls;     /* calls since count_from_now() */
+static long fail_first = -1;  /* calls fail_first..fail_last fail (1-based) */
+static long fail_last = -1;
+static long cipher_failures;  /* calls failed */
+
+int EVP_Cipher(EVP_CIPHER_CTX *ctx, unsigned char *out, const unsigned char *in,
+	       unsigned int inl)
+{
+	static int (*real)(EVP_CIPHER_CTX *, unsigned char *, const unsigned char *,
+			   unsigned int);
+	long k = __atomic_add_fetch(&cipher_calls, 1, __ATOMIC_RELAXED);
+	if (k >= fail_first && k <= fail_last) {
+		__atomic_add_fetch(&cipher_failures, 1, __ATOMIC_RELAXED);
+		return 0; /* what OpenSSL returns for a failure */
+	}
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "EVP_Cipher");
+	if (!real)
+		abort();
+	return real(ctx, out, in, inl);
+}
+
+/* fail_calls -- count calls from now on; calls first..last (1-based) fail. */
+static void fail_calls(long first, long last)
+{
+	cipher_calls = cipher_failures = 0;
+	fail_first = first;
+	fail_last = last;
+}
+
+/* ---- the workload --------------------------------------------------------- */
+
+#define TXS 6
+#define RECS 16 /* lines */
+
+struct froot {
+	uint64_t count;    /* committed transactions */
+	spm_off_t recs;    /* RECS lines, every word == count */
+	spm_off_t last;    /* the newest transaction's object: count */
+};
+
+static char dir[2048], pool[2200];
+
+/* one_tx -- a transaction: every record word and count to count + 1, a new
+ * object holding it in place of the last one (the allocator's bitmaps). */
+static int one_tx(spm_pool *p, struct froot *r)
+{
+	uint64_t *w = spm_ptr(p, r->recs);
+	if (spm_tx_begin(p) || spm_tx_add(p, r, sizeof(*r)) ||
+	    spm_tx_add(p, w, RECS * 64))
+		return -1;
+	spm_off_t o = spm_tx_alloc(p, 64);
+	if (!o || (r->last && spm_tx_free(p, r->last)))
+		return -1;
+	r->count++;
+	for (unsigned i = 0; i < RECS * 8; i++)
+		w[i] = r->count;
+	*(uint64_t *)spm_ptr(p, o) = r->count;
+	r->last = o;
+	return spm_tx_commit(p);
+}
+
+/* consistent -- open the pool (recovering) without failures: its count if
+ * every record and the last object agree with it, else -1. */
+static long consistent(void)
+{
+	spm_pool *p;
+	fail_calls(-1, -1);
+	assert_int_equal(spm_open(&p, pool, ""), 0);
+	struct froot *r = spm_root(p, sizeof(*r));
+	assert_non_null(r);
+	long count = (long)r->count;
+	const uint64_t *w = spm_ptr(p, r->recs);
+	for (unsigned i = 0; i < RECS * 8; i++)
+		if (w[i] != r->count)
+			count = -1;
+	if (r->count && *(const uint64_t *)spm_ptr(p, r->last) != r->count)
+		count = -1;
+	assert_int_equal(spm_close(p), 0);
+	return count;
+}
+
+/* make_pool -- a fresh sca pool with its records (count 0); the audit
+ * log audit (NULL: none) removed. */
+static void make_pool(const char *audit)
+{
+	remove_pool_files(pool);
+	if (audit)
+		unlink(audit);
+	spm_pool *p;
+	assert_int_equal(spm_create(&p, pool, 4 << 20, "design=sca"), 0);
+	struct froot *r = spm_root(p, sizeof(*r));
+	assert_non_null(r);
+	assert_int_equal(spm_tx_begin(p), 0);
+	assert_int_equal(spm_tx_add(p, r, sizeof(*r)), 0);
+	r->recs = spm_tx_alloc(p, RECS * 64);
+	assert_int_not_equal(r->recs, 0);
+	assert_int_equal(spm_tx_commit(p), 0);
+	assert_int_equal(spm_close(p), 0);
+}
+
+/* Child exit statuses. */
+enum { CHILD_CLEAN = 0, CHILD_SURVIVED = 10, CHILD_STALE = 11, CHILD_ERROR = 12 };
+
+/* What a child tells its parent, in a shared mapping: it may die anywhere. */
+struct report {
+	long committed; /* transactions whose spm_tx_commit returned 0 */
+	long calls;     /* EVP_Cipher calls of the session (when it closed) */
+};
+static struct report *rep;
+
+/*
+ * session -- in a child: open, then with call k of the session failing
+ * (k <= 0: none), TXS transactions and close.  CHILD_CLEAN: no call failed;
+ * CHILD_SURVIVED: one failed and everything still succeeded with no error
+ * message left; else CHILD_STALE / CHILD_ERROR.
+ */
+static int session(long k)
+{
+	spm_pool *p;
+	if (spm_open(&p, pool, ""))
+		return CHILD_ERROR;
+	struct froot *r = spm_root(p, sizeof(*r));
+	if (!r)
+		return CHILD_ERROR;
+	fail_calls(k > 0 ? k : -1, k > 0 ? k : -1);
+	for (unsigned t = 0; t < TXS; t++) {
+		if (one_tx(p, r))
+			return CHILD_ERROR;
+		__atomic_store_n(&rep->committed, (long)t + 1, __ATOMIC_SEQ_CST);
+	}
+	if (spm_close(p))
+		return CHILD_ERROR;
+	rep->calls = cipher_calls;
+	if (!cipher_failures)
+		return CHILD_CLEAN;
+	return spm_errormsg()[0] ? CHILD_STALE : CHILD_SURVIVED;
+}
+
+/* run_child -- session(k) in a child with SPM_AUDIT=audit (NULL: none) and
+ * stderr to errfile; its wait status (rep: what it reported). */
+static int run_child(long k, const char *audit, const char *errfile)
+{
+	*rep = (struct report){0, -1};
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int e = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (e < 0 || dup2(e, 2) < 0)
+			_exit(CHILD_ERROR);
+		if (audit)
+			setenv("SPM_AUDIT", audit, 1);
+		else
+			unsetenv("SPM_AUDIT");
+		_exit(session(k));
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return st;
+}
+
+/* said -- does the file at path contain text? */
+static int said(const char *path, const char *text)
+{
+	size_t len;
+	uint8_t *buf = slurp(path, &len);
+	buf[len] = 0;
+	int found = strstr((const char *)buf, text) != NULL;
+	free(buf);
+	return found;
+}
+
+/*
+ * every_call -- fail each EVP_Cipher call of a session in turn (sessions of
+ * TXS transactions on one pool, with the pad auditor where audit is set):
+ * every session survives quietly or aborts saying why, the pool is
+ * consistent after each, and no pad was used twice.
+ */
+static void every_call(const char *audit)
+{
+	char errfile[2300];
+	snprintf(errfile, sizeof(errfile), "%s/crypto-fail.err", dir);
+	make_pool(audit);
+	assert_int_equal(run_child(0, audit, errfile), 0);
+	const long calls = rep->calls;
+	long count = consistent();
+	assert_int_equal(count, TXS);
+	assert_true(calls > TXS); /* a pad call per batch at least */
+	unsigned survived = 0, aborted = 0;
+	for (long k = 1; k <= calls; k++) {
+		int st = run_child(k, audit, errfile);
+		long now = consistent(), committed = rep->committed;
+		assert_true(now >= 0); /* every record and the object agree with count */
+		if (WIFSIGNALED(st)) {
+			assert_int_equal(WTERMSIG(st), SIGABRT);
+			assert_true(said(errfile, "spm: OpenSSL: AES encryption failed: aborting"));
+			/* what committed, and the transaction it died in only if its
+			 * commit was durable before spm_tx_commit returned */
+			assert_true(now == count + committed || now == count + committed + 1);
+			aborted++;
+		} else {
+			assert_true(WIFEXITED(st));
+			if (WEXITSTATUS(st) != CHILD_SURVIVED)
+				fail_msg("call %ld of %ld failed: child exit %d", k, calls,
+					 WEXITSTATUS(st));
+			assert_int_equal(committed, TXS);
+			assert_int_equal(now, count + TXS);
+			survived++;
+		}
+		count = now;
+	}
+	unsigned reused = audit ? audit_reused(audit, NULL) : 0;
+	print_message("%s: each of %ld calls failed in turn: %u sessions survived (pads "
+		      "made ahead), %u aborted; %u reused pads\n",
+		      audit ? "audited" : "unaudited", calls, survived, aborted, reused);
+	/* both paths taken: quiet prepads and the fatal batch */
+	assert_true(survived > 0);
+	assert_true(aborted > 0);
+	assert_int_equal(reused, 0);
+	if (audit)
+		unlink(audit);
+	unlink(errfile);
+}
+
+static void write_back_failures(void **state)
+{
+	(void)state;
+	every_call(NULL);
+}
+
+static void write_back_failures_audited(void **state)
+{
+	(void)state;
+	char audit[2300];
+	snprintf(audit, sizeof(audit), "%s/crypto-fail.audit", dir);
+	every_call(audit);
+}
+
+/* open_failure -- the view's decryption fails at open: SPM_E_CRYPTO with
+ * a message, the files as they were, and the next open succeeds. */
+static void open_failure(void **state)
+{
+	(void)state;
+	make_pool(NULL);
+	char errfile[2300], meta[2300];
+	snprintf(errfile, sizeof(errfile), "%s/crypto-fail.err", dir);
+	snprintf(meta, sizeof(meta), "%s.meta", pool);
+	assert_int_equal(run_child(0, NULL, errfile), 0);
+	unlink(errfile);
+	size_t dlen, mlen;
+	uint8_t *data = slurp(pool, &dlen), *metab = slurp(meta, &mlen);
+	spm_pool *p = NULL;
+	fail_calls(1, 1L << 40);
+	assert_int_equal(spm_open(&p, pool, ""), SPM_E_CRYPTO);
+	assert_null(p);
+	assert_non_null(strstr(spm_errormsg(), "OpenSSL"));
+	assert_true(cipher_failures > 0);
+	size_t dlen2, mlen2;
+	uint8_t *data2 = slurp(pool, &dlen2), *meta2 = slurp(meta, &mlen2);
+	assert_int_equal(dlen2, dlen);
+	assert_int_equal(mlen2, mlen);
+	assert_memory_equal(data2, data, dlen);
+	assert_memory_equal(meta2, metab, mlen);
+	free(data);
+	free(metab);
+	free(data2);
+	free(meta2);
+	assert_int_equal(consistent(), TXS);
+	remove_pool_files(pool);
+}
+
+int main(void)
+{
+	const char *base = getenv("SPM_TEST_DIR");
+	snprintf(dir, sizeof(dir), "%s", base && *base ? base : "/tmp");
+	snprintf(pool, sizeof(pool), "%s/crypto-fail-%d", dir, (int)getpid());
+	rep = mmap(NULL, sizeof(*rep), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (rep == MAP_FAILED)
+		return 1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(write_back_failures),
+		cmocka_unit_test(write_back_failures_audited),
+		cmocka_unit_test(open_failure),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	remove_pool_files(pool);
+	munmap(rep, sizeof(*rep));
+	return rc;
+}
