@@ -786,11 +786,16 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	if ((rc = attach(e)))
 		goto fail;
 	int stale = e->was_dirty && e->design->enc == ENC_CTR ? ctrl_advance_stale(e) : 0;
-	if (stale) {
-		rc = stale == -2 ? emu_err(SPM_E_CORRUPT, "%s.meta: the ADR region names a "
-					   "counter far beyond its line's (damaged)", path)
-				 : emu_err(SPM_E_CRYPTO, "%s: re-encrypting stale counters failed",
-					   path);
+	if (stale == -2) {
+		rc = emu_err(SPM_E_CORRUPT, "%s.meta: the ADR region names a counter far "
+			     "beyond its line's (damaged)", path);
+		goto fail;
+	}
+	if (stale) { /* the crypto library's message says why */
+		char why[256];
+		snprintf(why, sizeof(why), "%s", emu_errmsg());
+		rc = emu_err(SPM_E_CRYPTO, "%s: re-encrypting stale counters failed: %s", path,
+			     why);
 		goto fail;
 	}
 	*out = e;

@@ -13,6 +13,10 @@
  *    exactly its committed transactions, and no pad was used twice.
  *  - At open: the view cannot be decrypted; spm_open fails with
  *    SPM_E_CRYPTO and a message and the pool opens afterwards.
+ *  - In recovery: a session killed at a pad call, then an open whose
+ *    recovery fails at each of its calls in turn (refused with
+ *    SPM_E_CRYPTO, or aborted in a write-back), then an open without
+ *    failures: it recovers exactly the killed session's commits.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -41,6 +45,7 @@ static long cipher_calls;     /* calls since count_from_now() */
 static long fail_first = -1;  /* calls fail_first..fail_last fail (1-based) */
 static long fail_last = -1;
 static long cipher_failures;  /* calls failed */
+static long kill_at = -1;     /* this call kills the process instead */
 
 int EVP_Cipher(EVP_CIPHER_CTX *ctx, unsigned char *out, const unsigned char *in,
 	       unsigned int inl)
@@ -48,6 +53,8 @@ int EVP_Cipher(EVP_CIPHER_CTX *ctx, unsigned char *out, const unsigned char *in,
 	static int (*real)(EVP_CIPHER_CTX *, unsigned char *, const unsigned char *,
 			   unsigned int);
 	long k = __atomic_add_fetch(&cipher_calls, 1, __ATOMIC_RELAXED);
+	if (k == kill_at)
+		raise(SIGKILL); /* a crash with a write-back half done */
 	if (k >= fail_first && k <= fail_last) {
 		__atomic_add_fetch(&cipher_failures, 1, __ATOMIC_RELAXED);
 		return 0; /* what OpenSSL returns for a failure */
@@ -65,6 +72,7 @@ static void fail_calls(long first, long last)
 	cipher_calls = cipher_failures = 0;
 	fail_first = first;
 	fail_last = last;
+	kill_at = -1;
 }
 
 /* ---- the workload --------------------------------------------------------- */
@@ -154,7 +162,7 @@ static struct report *rep;
  * CHILD_SURVIVED: one failed and everything still succeeded with no error
  * message left; else CHILD_STALE / CHILD_ERROR.
  */
-static int session(long k)
+static int session(long k, long kill)
 {
 	spm_pool *p;
 	if (spm_open(&p, pool, ""))
@@ -163,6 +171,7 @@ static int session(long k)
 	if (!r)
 		return CHILD_ERROR;
 	fail_calls(k > 0 ? k : -1, k > 0 ? k : -1);
+	kill_at = kill > 0 ? kill : -1;
 	for (unsigned t = 0; t < TXS; t++) {
 		if (one_tx(p, r))
 			return CHILD_ERROR;
@@ -176,9 +185,34 @@ static int session(long k)
 	return spm_errormsg()[0] ? CHILD_STALE : CHILD_SURVIVED;
 }
 
-/* run_child -- session(k) in a child with SPM_AUDIT=audit (NULL: none) and
- * stderr to errfile; its wait status (rep: what it reported). */
-static int run_child(long k, const char *audit, const char *errfile)
+/* Statuses of a recovering child (recover). */
+enum { RECOVERED = 20, REFUSED = 21, RECOVER_BAD = 22 };
+
+/* recover -- in a child: open the pool with its call k failing (from the
+ * start of the open, recovery included); RECOVERED if it opened and
+ * closed (rep->calls: the calls made), REFUSED if it was refused with
+ * SPM_E_CRYPTO and OpenSSL's failure in the message. */
+static int recover(long k)
+{
+	spm_pool *p;
+	fail_calls(k, k);
+	int rc = spm_open(&p, pool, "");
+	if (rc)
+		fprintf(stderr, "recover: %d: %s\n", rc, spm_errormsg());
+	if (rc)
+		return rc == SPM_E_CRYPTO && strstr(spm_errormsg(), "OpenSSL") ? REFUSED
+									 : RECOVER_BAD;
+	rep->calls = cipher_calls;
+	return spm_close(p) ? RECOVER_BAD : RECOVERED;
+}
+
+/* Which function a child runs (run_child). */
+enum child_kind { SESSION, KILLED_SESSION, RECOVERY };
+
+/* run_child -- in a child with SPM_AUDIT=audit (NULL: none) and stderr to
+ * errfile: session(k, 0), session(0, k) or recover(k) by kind; its wait
+ * status (rep: what it reported). */
+static int run_child_as(enum child_kind kind, long k, const char *audit, const char *errfile)
 {
 	*rep = (struct report){0, -1};
 	pid_t pid = fork();
@@ -191,11 +225,16 @@ static int run_child(long k, const char *audit, const char *errfile)
 			setenv("SPM_AUDIT", audit, 1);
 		else
 			unsetenv("SPM_AUDIT");
-		_exit(session(k));
+		_exit(kind == RECOVERY ? recover(k) : kind == SESSION ? session(k, 0) : session(0, k));
 	}
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	return st;
+}
+
+static int run_child(long k, const char *audit, const char *errfile)
+{
+	return run_child_as(SESSION, k, audit, errfile);
 }
 
 /* said -- does the file at path contain text? */
@@ -308,6 +347,135 @@ static void open_failure(void **state)
 	remove_pool_files(pool);
 }
 
+
+/* A copy of the pool's data and meta files. */
+struct files {
+	uint8_t *data, *meta;
+	size_t dlen, mlen;
+};
+
+static void save_files(struct files *f)
+{
+	char meta[2300];
+	snprintf(meta, sizeof(meta), "%s.meta", pool);
+	f->data = slurp(pool, &f->dlen);
+	f->meta = slurp(meta, &f->mlen);
+}
+
+static void restore_files(const struct files *f)
+{
+	char meta[2300];
+	snprintf(meta, sizeof(meta), "%s.meta", pool);
+	spit(pool, f->data, f->dlen);
+	spit(meta, f->meta, f->mlen);
+}
+
+/* copy_file -- the file at to becomes a copy of the one at from. */
+static void copy_file(const char *from, const char *to)
+{
+	size_t len;
+	uint8_t *buf = slurp(from, &len);
+	spit(to, buf, len);
+	free(buf);
+}
+
+/* consistent_audited -- consistent() with the pad auditor logging to audit. */
+static long consistent_audited(const char *audit)
+{
+	setenv("SPM_AUDIT", audit, 1);
+	long count = consistent();
+	unsetenv("SPM_AUDIT");
+	return count;
+}
+
+/*
+ * recovery_failures -- from one state of the pool, a session killed at pad
+ * call k (k over the session's calls), then a recovery whose call j fails
+ * (j over the recovery's calls), then a recovery without failures: the
+ * failing one is refused (SPM_E_CRYPTO) or aborts saying why, and the pool
+ * then holds exactly the killed session's commits.  Each such history is
+ * audited on its own (the pool's creation, the killed session, the two
+ * recoveries): no pad used twice in it.  (One log over all of them would
+ * mix histories that each start from the same restored files.)
+ */
+static void recovery_failures(void **state)
+{
+	(void)state;
+	char errfile[2300], base[2300], killed_log[2300], audit[2300];
+	snprintf(errfile, sizeof(errfile), "%s/crypto-fail.err", dir);
+	snprintf(base, sizeof(base), "%s/crypto-fail.base", dir);
+	snprintf(killed_log, sizeof(killed_log), "%s/crypto-fail.killed", dir);
+	snprintf(audit, sizeof(audit), "%s/crypto-fail.audit", dir);
+	setenv("SPM_AUDIT", base, 1); /* the pool's creation */
+	make_pool(base);
+	unsetenv("SPM_AUDIT");
+	struct files before;
+	save_files(&before);
+	assert_int_equal(run_child(0, NULL, errfile), 0);
+	const long calls = rep->calls;
+	assert_int_equal(consistent(), TXS);
+	unsigned killed = 0, refused = 0, aborted = 0, recovered = 0, histories = 0;
+	unsigned reused = 0;
+	const long step = calls / 12 > 1 ? calls / 12 : 1;
+	for (long k = 1; k <= calls; k += step) {
+		/* the session killed at call k */
+		restore_files(&before);
+		copy_file(base, killed_log);
+		int st = run_child_as(KILLED_SESSION, k, killed_log, errfile);
+		assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		killed++;
+		const long committed = rep->committed;
+		struct files crashed;
+		save_files(&crashed);
+		/* how many calls its recovery makes (not audited: another history) */
+		assert_int_equal(WEXITSTATUS(run_child_as(RECOVERY, 0, NULL, errfile)), RECOVERED);
+		const long rcalls = rep->calls;
+		const long rstep = rcalls / 16 > 1 ? rcalls / 16 : 1;
+		for (long j = 1; j <= rcalls; j = j < rcalls && j + rstep > rcalls ? rcalls : j + rstep) {
+			restore_files(&crashed);
+			copy_file(killed_log, audit);
+			st = run_child_as(RECOVERY, j, audit, errfile);
+			if (WIFSIGNALED(st)) {
+				assert_int_equal(WTERMSIG(st), SIGABRT);
+				assert_true(said(errfile, "spm: OpenSSL: AES encryption failed: "
+							  "aborting"));
+				aborted++;
+			} else if (WEXITSTATUS(st) == REFUSED) {
+				refused++;
+			} else {
+				if (WEXITSTATUS(st) != RECOVERED)
+					fail_msg("kill at %ld, recovery call %ld failed: exit %d", k,
+						 j, WEXITSTATUS(st));
+				recovered++; /* a quiet failure (pads made ahead) */
+			}
+			long now = consistent_audited(audit);
+			if (now != committed && now != committed + 1)
+				fail_msg("kill at %ld, recovery call %ld failed: %ld transactions "
+					 "after %ld committed", k, j, now, committed);
+			unsigned r = audit_reused(audit, NULL);
+			if (r)
+				print_message("kill at call %ld, recovery call %ld of %ld failed: "
+					      "%u reused pads\n", k, j, rcalls, r);
+			reused += r;
+			histories++;
+		}
+		free(crashed.data);
+		free(crashed.meta);
+	}
+	free(before.data);
+	free(before.meta);
+	print_message("%u sessions killed at a pad call; %u recoveries with a failing call: "
+		      "%u refused, %u aborted, %u recovered; %u reused pads\n", killed,
+		      histories, refused, aborted, recovered, reused);
+	assert_true(killed > 0);
+	assert_true(refused > 0);
+	assert_int_equal(reused, 0);
+	unlink(base);
+	unlink(killed_log);
+	unlink(audit);
+	unlink(errfile);
+}
+
 int main(void)
 {
 	const char *base = getenv("SPM_TEST_DIR");
@@ -320,6 +488,7 @@ int main(void)
 		cmocka_unit_test(write_back_failures),
 		cmocka_unit_test(write_back_failures_audited),
 		cmocka_unit_test(open_failure),
+		cmocka_unit_test(recovery_failures),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	remove_pool_files(pool);
