@@ -105,7 +105,31 @@ static int lock_pool(struct media *m)
 	return 0;
 }
 
-/* media_create -- new sparse files of the given sizes; fails if either exists. */
+/*
+ * back_file -- every block of the file at path allocated (posix_fallocate),
+ * its bytes unchanged.  A store into a hole of a shared file mapping on a
+ * full file system is a SIGBUS, at any instruction and in recovery too
+ * (seen on a full tmpfs: the pool could not be opened until space was
+ * freed), so the blocks are taken when the pool is created or opened,
+ * where running out of space is an error; libpmemobj allocates its pool
+ * files the same way.
+ */
+static int back_file(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return emu_err(-errno, "%s: %s", path, strerror(errno));
+	struct stat st;
+	int e = fstat(fd, &st) ? errno : posix_fallocate(fd, 0, st.st_size);
+	close(fd);
+	if (e)
+		return emu_err(-e, "%s: cannot allocate its %lld bytes: %s", path,
+			       (long long)st.st_size, strerror(e));
+	return 0;
+}
+
+/* media_create -- new files of the given sizes, their blocks allocated;
+ * fails if either exists. */
 int media_create(struct media *m, const char *path, uint64_t size,
 		 uint64_t meta_size, int durability)
 {
@@ -123,16 +147,16 @@ int media_create(struct media *m, const char *path, uint64_t size,
 		media_close(m);
 		return rc;
 	}
-	m->data = pmem_map_file(path, size, PMEM_FILE_CREATE | PMEM_FILE_EXCL |
-				PMEM_FILE_SPARSE, 0600, &m->data_len,
-				&m->data_is_pmem);
+	/* without PMEM_FILE_SPARSE libpmem allocates the blocks
+	 * (posix_fallocate) and removes the file if it cannot */
+	m->data = pmem_map_file(path, size, PMEM_FILE_CREATE | PMEM_FILE_EXCL, 0600,
+				&m->data_len, &m->data_is_pmem);
 	if (!m->data) {
 		int e = errno;
 		media_close(m);
 		return emu_err(-e, "%s: cannot create: %s", path, strerror(e));
 	}
-	m->meta = pmem_map_file(m->meta_path, meta_size,
-				PMEM_FILE_CREATE | PMEM_FILE_EXCL | PMEM_FILE_SPARSE,
+	m->meta = pmem_map_file(m->meta_path, meta_size, PMEM_FILE_CREATE | PMEM_FILE_EXCL,
 				0600, &m->meta_len, &m->meta_is_pmem);
 	if (!m->meta) {
 		int e = errno;
@@ -151,7 +175,9 @@ int media_create(struct media *m, const char *path, uint64_t size,
 	return 0;
 }
 
-/* media_open -- map both existing files read-write (validated by the caller first). */
+/* media_open -- map both existing files read-write (validated by the caller
+ * first), their blocks allocated first (a pool copied sparse, or made by an
+ * spm before session 13). */
 int media_open(struct media *m, const char *path, int durability)
 {
 	memset(m, 0, sizeof(*m));
@@ -163,6 +189,8 @@ int media_open(struct media *m, const char *path, int durability)
 		return emu_err(-ENOMEM, "out of memory");
 	}
 	int rc = lock_pool(m);
+	if (!rc && !(rc = back_file(m->data_path)))
+		rc = back_file(m->meta_path);
 	if (rc) {
 		media_close(m);
 		return rc;
