@@ -842,10 +842,15 @@ static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
 {
 	uint8_t plain[EMU_LINE] = {0}, pad[EMU_LINE];
 	/* split counters: a counter beyond the line's minor range takes the
-	 * page to a new major (every counter of the old one is then smaller) */
-	while (e->layout->id == LAYOUT_SPLIT &&
-	       (min_ctr > e->cur_ctr[l] + 1 || reenc_needed(e, l))) {
-		if (reenc_page(e, 0, l / 64))
+	 * page to a new major (every counter of the old one is then smaller):
+	 * the smallest major m with m << minor_bits at least min_ctr - 1, in
+	 * one re-encryption (one major at a time, a counter far ahead took an
+	 * open hours: a review, session 13) */
+	if (e->layout->id == LAYOUT_SPLIT &&
+	    (min_ctr > e->cur_ctr[l] + 1 || reenc_needed(e, l))) {
+		const unsigned bits = e->minor_bits;
+		uint64_t major = min_ctr > 1 ? ((min_ctr - 2) >> bits) + 1 : 0;
+		if (reenc_page_to(e, 0, l / 64, major))
 			return -1;
 		wq_drain_all(e, &e->qdata);
 		wq_drain_all(e, &e->qctr);
@@ -857,9 +862,13 @@ static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
 		for (unsigned b = 0; b < EMU_LINE; b++)
 			plain[b] = e->media.data[l * EMU_LINE + b] ^ pad[b];
 	}
-	if (min_ctr > ctr + 1)
-		e->cur_ctr[l] = min_ctr - 1;
+	/* min_ctr is not stored before counter_for_write: a stop-loss
+	 * write-back there would carry a counter the line's home data is not
+	 * under, and a crash in the pair below would leave it durable (a
+	 * review, session 13: stop_loss = 1 lost the line) */
 	uint64_t newctr, t = counter_for_write(e, 0, l, 0, &newctr);
+	if (newctr < min_ctr)
+		newctr = min_ctr;
 	if (crypto_line_pads(e->crypto, &l, &newctr, 1, pad))
 		return -1;
 	e->cur_ctr[l] = newctr;

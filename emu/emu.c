@@ -520,8 +520,62 @@ static int check_magic(const char *path, const char *magic, const void *hdr,
 }
 
 /*
+ * home_ctr -- line l's counter in the counter storage of the meta file at
+ * fd (l < nlines: inside the storage validate checked); 0 if unreadable.
+ */
+static uint64_t home_ctr(int fd, const struct superblock *sb, const struct ctr_layout *lay,
+			 uint64_t l)
+{
+	uint8_t line[64];
+	uint64_t c[64];
+	off_t at = (off_t)(sb->ctr_off + l / lay->lines_per_ctr_line * 64);
+	if (pread(fd, line, sizeof(line), at) != (ssize_t)sizeof(line))
+		return 0;
+	lay->decode(line, sb->minor_bits, c);
+	return c[l % lay->lines_per_ctr_line];
+}
+
+/* A dropped pair recovery will advance: its line and counter. */
+struct pending_drop {
+	uint64_t line, ctr;
+};
+
+/*
+ * check_drops -- the dropped pairs that reserved data slots and the ADR
+ * header's table name (n of them in d) fit the table, and none names a
+ * counter further ahead of its line's stored one than a write can run
+ * (recovery's own checks, ctrl_advance_stale and keep_dropped, made here
+ * too, before recovery writes anything: a review, session 13, found those
+ * refusals came after the epochs were raised and the queues drained).
+ * Queued counter entries only raise a stored counter, so a lead past the
+ * bound here is one there.
+ */
+static int check_drops(int fd, const char *meta_path, const struct superblock *sb,
+		       const struct ctr_layout *lay, const struct pending_drop *d, size_t n)
+{
+	size_t lines = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < i && d[j].line != d[i].line)
+			j++;
+		lines += j == i; /* the table keeps one entry per line */
+		if (d[i].line >= sb->nlines)
+			continue; /* recovery passes it by */
+		uint64_t home = home_ctr(fd, sb, lay, d[i].line);
+		if (d[i].ctr > home && d[i].ctr - home > sb->stop_loss + (1ull << 32))
+			return emu_err(SPM_E_CORRUPT, "%s: the ADR region names a counter far "
+				       "beyond its line's (damaged)", meta_path);
+	}
+	if (lines > ADR_DROPPED_MAX)
+		return emu_err(SPM_E_CORRUPT, "%s: more than %u dropped pairs to recover",
+			       meta_path, (unsigned)ADR_DROPPED_MAX);
+	return 0;
+}
+
+/*
  * check_adr -- the valid entries of a dirty pool's ADR queues address lines
- * of the pool: recovery writes each one home at its address.
+ * of the pool: recovery writes each one home at its address; and the pairs
+ * it will drop pass check_drops.
  */
 static int check_adr(const char *meta_path, const struct superblock *sb)
 {
@@ -534,7 +588,9 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 
 	unsigned total = sb->adr_data_cap + sb->adr_ctr_cap;
 	struct wq_entry w[32];
-	int rc = 0;
+	struct pending_drop *drop = malloc((sb->adr_data_cap + ADR_DROPPED_MAX) * sizeof(*drop));
+	size_t ndrop = 0;
+	int rc = drop ? 0 : emu_err(-ENOMEM, "out of memory");
 	for (unsigned i = 0; i < total && !rc; i += 32) {
 		unsigned n = total - i < 32 ? total - i : 32;
 		off_t at = (off_t)(sb->adr_off + ADR_HDR_SIZE + (uint64_t)i * sizeof(w[0]));
@@ -544,6 +600,10 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 		}
 		for (unsigned j = 0; j < n; j++) {
 			int is_ctr = i + j >= sb->adr_data_cap;
+			if (!is_ctr && w[j].state == WQ_RESERVED) { /* its counter: in pad */
+				drop[ndrop].line = w[j].addr;
+				memcpy(&drop[ndrop++].ctr, w[j].pad, sizeof(uint64_t));
+			}
 			if ((w[j].state & WQ_VALID) && w[j].addr >= lines[is_ctr]) {
 				rc = emu_err(SPM_E_CORRUPT, "%s: ADR %s queue entry %u addresses line "
 					     "%llu beyond the pool", meta_path, is_ctr ? "counter" : "data",
@@ -553,6 +613,15 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 			}
 		}
 	}
+	struct adr_dropped table;
+	if (!rc && pread(fd, &table, sizeof(table), (off_t)(sb->adr_off + ADR_DROPPED_OFF)) !=
+			   (ssize_t)sizeof(table))
+		rc = emu_err(SPM_E_TRUNCATED, "%s: cannot read the ADR region", meta_path);
+	for (uint64_t k = 0; !rc && k < table.n; k++) /* n: checked by check_rsr */
+		drop[ndrop++] = (struct pending_drop){table.e[k].line, table.e[k].ctr};
+	if (!rc)
+		rc = check_drops(fd, meta_path, sb, lay, drop, ndrop);
+	free(drop);
 	close(fd);
 	return rc;
 }

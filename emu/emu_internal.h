@@ -521,6 +521,7 @@ unsigned ctrl_data_bank(const struct emu *e, uint64_t line);
 /* reenc.c: split counters' page re-encryption (SuperMem 3.4.4) */
 int reenc_needed(const struct emu *e, uint64_t line);
 int reenc_page(struct emu *e, unsigned core, uint64_t page);
+int reenc_page_to(struct emu *e, unsigned core, uint64_t page, uint64_t new_major);
 void reenc_interpret(struct emu *e);
 int reenc_resume(struct emu *e);
 int rsr_covers(const struct emu *e, uint64_t line);

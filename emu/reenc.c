@@ -135,7 +135,15 @@ static int reenc_finish(struct emu *e, unsigned core, uint64_t page)
 /* reenc_page -- re-encrypt page under its major + 1 (the caller holds the lock). */
 int reenc_page(struct emu *e, unsigned core, uint64_t page)
 {
-	uint64_t first = page * 64, major = 0;
+	return reenc_page_to(e, core, page, 0);
+}
+
+/* reenc_page_to -- re-encrypt page under the larger of its major + 1 and
+ * new_major.  The register records new major - 1 as old_major: a line not
+ * done is read under its own counter, never under old_major. */
+int reenc_page_to(struct emu *e, unsigned core, uint64_t page, uint64_t new_major)
+{
+	uint64_t first = page * 64, major = new_major ? new_major - 1 : 0;
 	for (uint64_t l = first; l < first + 64 && l < e->nlines; l++)
 		major = max64(major, e->cur_ctr[l] >> e->minor_bits);
 	/* home must hold each line's newest ciphertext before it is read */
