@@ -164,7 +164,10 @@ typedef uint64_t spm_off_t;
  * spm_create -- create a new pool of size bytes at path (files path and
  * path.meta, and path.key unless key_file names an existing key).  size is
  * rounded up to 4 KiB; the minimum is 4 MiB (SPM_E_INVAL below).  Fails with -EEXIST if path or
- * path.meta exists.  On success *pool is an open pool.
+ * path.meta exists.  Both files get all their blocks now (posix_fallocate, as
+ * libpmemobj does): on a file system without room, -ENOSPC and no file is left,
+ * where a sparse pool would die of SIGBUS at some later store.  On success
+ * *pool is an open pool.
  */
 SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 		       const char *options);
@@ -178,7 +181,9 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
  * error code before any file is modified.  Damage inside the encrypted
  * content of a dirty pool (e.g. a forged write queue entry) shows only after
  * the controller has drained its queues; such a pool is refused
- * (SPM_E_CORRUPT) and left dirty, never marked clean.
+ * (SPM_E_CORRUPT) and left dirty, never marked clean.  A pool whose files
+ * have holes (copied sparse) gets their blocks first; without room, -ENOSPC
+ * and the files are as they were.
  */
 SPM_API int spm_open(spm_pool **pool, const char *path, const char *options);
 
