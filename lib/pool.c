@@ -110,6 +110,25 @@ static int layout_init(spm_pool *p)
 	return 0;
 }
 
+/*
+ * hdr_counter_atomic -- the pool header's two lines are CounterAtomic.  Its
+ * second line holds the checksum of the first, which open checks before
+ * recovery can run, and the root's offset, which the first spm_root writes
+ * in a transaction.  Written without its counter (SCA's mutate stage), a
+ * crash could leave that line unreadable, and the undo log that holds it
+ * would never be read: the pool refused at every open ("heap header
+ * unreadable"; a review, session 13).  A counter-atomic line is always
+ * readable.  The header changes only at create and at the first spm_root.
+ */
+static void hdr_counter_atomic(spm_pool *p)
+{
+	const uint64_t first = POOL_HDR_OFF / SPM_LINE;
+	const uint64_t n = (sizeof(struct pool_hdr) + SPM_LINE - 1) / SPM_LINE;
+	for (uint64_t l = first; l < first + n; l++)
+		if (!emu_is_counter_atomic(p->emu, l))
+			emu_set_counter_atomic(p->emu, l, 1);
+}
+
 /* check_layout -- the header decrypted from media is sane. */
 static int check_layout(spm_pool *p, const char *path)
 {
@@ -158,6 +177,7 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 		emu_prefault(p->view, p->size);
 		emu_prefault_media(p->emu);
 	}
+	hdr_counter_atomic(p);
 	/* Figure 9: each lane's header slots are CounterAtomic */
 	for (unsigned i = 0; i < POOL_NLANES; i++)
 		emu_set_counter_atomic(p->emu,
@@ -205,6 +225,7 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
 	if ((rc = emu_load_view(p->emu, p->view)) || (rc = check_layout(p, path)))
 		goto fail;
 	emu_mark_dirty(p->emu); /* checked: from here on the pool may change */
+	hdr_counter_atomic(p); /* a pool made before session 13 has no such bits */
 	if (cfg.prefault)
 		emu_prefault_media(p->emu);
 	emu_set_log_range(p->emu, p->hdr->lane_off / SPM_LINE,
