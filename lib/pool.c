@@ -72,6 +72,7 @@ static void pool_free(spm_pool *p)
 		return;
 	for (unsigned i = 0; i < POOL_NLANES; i++) {
 		free(p->lanes[i].logged.r);
+		free(p->lanes[i].entries.r);
 		free(p->lanes[i].allocs.r);
 		free(p->lanes[i].frees.r);
 	}
@@ -177,7 +178,6 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 		emu_prefault(p->view, p->size);
 		emu_prefault_media(p->emu);
 	}
-	hdr_counter_atomic(p);
 	/* Figure 9: each lane's header slots are CounterAtomic */
 	for (unsigned i = 0; i < POOL_NLANES; i++)
 		emu_set_counter_atomic(p->emu,
@@ -188,6 +188,10 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 	pool_write_range(p, POOL_HDR_OFF, sizeof(struct pool_hdr));
 	pool_ccwb_range(p, POOL_HDR_OFF, sizeof(struct pool_hdr));
 	spm_drain(p);
+	/* after the header's first write, which no recovery depends on (a
+	 * crash inside spm_create leaves no pool), so that a create makes no
+	 * counter-atomic write of its own */
+	hdr_counter_atomic(p);
 	emu_stat_reset(p->emu);
 	*pool = p;
 	return 0;

@@ -87,6 +87,8 @@ struct lane {
 	int hdr_written;
 	unsigned core;      /* the owner's modeled core at its latest call */
 	struct vec logged;  /* ranges snapshotted */
+	struct vec entries; /* ring offset (off) of each undo entry, oldest first:
+			     * an abort rolls back without allocating */
 	struct vec allocs;  /* (off, units) reserved by tx_alloc */
 	struct vec frees;   /* (off, units) freed at commit */
 };

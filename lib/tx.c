@@ -103,11 +103,34 @@ static void write_ranges(spm_pool *p, unsigned core, const struct vec *v)
 		pool_write_ranges(p, core, v->r, v->n, EMU_WB_CCWB);
 }
 
+/* restore_entry -- the view's bytes of undo entry e put back. */
+static void restore_entry(spm_pool *p, const struct log_entry *e)
+{
+	uint64_t len = txlog_entry_len(e);
+	if (e->len & LOG_FILL)
+		for (uint64_t b = 0; b < len; b += LOG_FILL_BYTES)
+			memcpy(p->view + e->off + b, e + 1, LOG_FILL_BYTES);
+	else
+		memcpy(p->view + e->off, e + 1, len);
+}
+
+/* close_rolled_back -- persist the restored ranges, then close lane i's
+ * transaction gen (counter-atomic): the end of a rollback. */
+static void close_rolled_back(spm_pool *p, unsigned core, unsigned i, uint64_t gen,
+			      uint64_t start, const struct vec *restored)
+{
+	write_ranges(p, core, restored);
+	spm_drain(p);
+	emu_crash_point("tx.rolled_back");
+	set_lane_header(p, core, i, 0, gen, start);
+}
+
 /*
- * lane_rollback -- restore every entry of generation gen, started at ring
- * offset start, in lane i, newest first, persist the restored lines, then
- * close the lane (counter-atomic).  Used by abort and by recovery; a crash
- * in the middle is recovered again.
+ * lane_rollback -- recovery's rollback: restore every entry of generation
+ * gen, started at ring offset start, in lane i, newest first (the oldest
+ * snapshot of a byte is the one that stays), persist the restored lines,
+ * then close the lane (counter-atomic).  A crash in the middle is recovered
+ * again; out of memory, the open fails and the next one tries again.
  */
 static int lane_rollback(spm_pool *p, unsigned core, unsigned i, uint64_t gen,
 			 uint64_t start)
@@ -117,23 +140,31 @@ static int lane_rollback(spm_pool *p, unsigned core, unsigned i, uint64_t gen,
 	int rc = txlog_scan(p, i, gen, start, &found);
 	for (size_t k = found.n; k-- > 0 && !rc;) {
 		struct log_entry *e = (struct log_entry *)(base + found.r[k].off);
-		uint64_t len = txlog_entry_len(e);
-		if (e->len & LOG_FILL)
-			for (uint64_t b = 0; b < len; b += LOG_FILL_BYTES)
-				memcpy(p->view + e->off + b, e + 1, LOG_FILL_BYTES);
-		else
-			memcpy(p->view + e->off, e + 1, len);
-		rc = vec_push(&restored, e->off, len);
+		restore_entry(p, e);
+		rc = vec_push(&restored, e->off, txlog_entry_len(e));
 	}
-	if (!rc) {
-		write_ranges(p, core, &restored);
-		spm_drain(p);
-		emu_crash_point("tx.rolled_back");
-		set_lane_header(p, core, i, 0, gen, start);
-	}
+	if (!rc)
+		close_rolled_back(p, core, i, gen, start, &restored);
 	free(restored.r);
 	free(found.r);
 	return rc;
+}
+
+/*
+ * lane_abort_rollback -- lane_rollback of lane l's open transaction from
+ * what the lane recorded as it logged (its entries' ring offsets, and the
+ * ranges they restore, l->logged): nothing to allocate, so an abort cannot
+ * fail.  (It did out of memory: the lane was released with its header
+ * still active, the next transaction's header outranked it, and the aborted
+ * writes became durable; a review, session 13.)
+ */
+static void lane_abort_rollback(spm_pool *p, struct lane *l)
+{
+	unsigned i = lane_index(p, l);
+	uint8_t *base = txlog_base(p, i);
+	for (size_t k = l->entries.n; k-- > 0;)
+		restore_entry(p, (const struct log_entry *)(base + l->entries.r[k].off));
+	close_rolled_back(p, l->core, i, l->gen, l->log_start, &l->logged);
 }
 
 /* unclaim -- the lines of lane l's transaction are free to others again:
@@ -204,7 +235,7 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 	l->gen++; /* the lane's newest gen, kept from open (tx_recover) */
 	l->hdr_written = 0;
 	l->core = core;
-	l->logged.n = l->allocs.n = l->frees.n = 0;
+	l->logged.n = l->entries.n = l->allocs.n = l->frees.n = 0;
 	return 0;
 }
 
@@ -257,10 +288,14 @@ static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len,
 	int rc = txlog_place(p, l, need, &pos);
 	if (rc)
 		return rc;
-	/* claimed before the entry is written: a refused line leaves the ring
-	 * as it was */
-	if ((rc = claim_lines(p, l, off, len)))
+	/* recorded and claimed before the entry is written: a refused line
+	 * leaves the ring as it was */
+	if ((rc = vec_push(&l->entries, pos, need)))
 		return rc;
+	if ((rc = claim_lines(p, l, off, len))) {
+		l->entries.n--;
+		return rc;
+	}
 	uint8_t *ring = txlog_base(p, li);
 	uint64_t eoff = (uint64_t)(ring - p->view) + pos;
 	struct log_entry *e = (struct log_entry *)(ring + pos);
@@ -389,7 +424,7 @@ static void tx_end(spm_pool *p, struct lane *l, enum emu_rt_stat what)
 static void tx_abort_lane(spm_pool *p, struct lane *l)
 {
 	if (l->hdr_written)
-		lane_rollback(p, l->core, lane_index(p, l), l->gen, l->log_start);
+		lane_abort_rollback(p, l);
 	for (size_t i = 0; i < l->allocs.n; i++)
 		alloc_unreserve(p, l->allocs.r[i].off, l->allocs.r[i].len / UNIT);
 	tx_end(p, l, EMU_RT_TX_ABORTED);

@@ -138,9 +138,9 @@ int txlog_place(spm_pool *p, struct lane *l, uint64_t need, uint64_t *pos)
 		return emu_err(SPM_E_NOSPACE, "spm_tx_add: transaction log full: an entry of "
 			       "%llu bytes does not fit after %llu bytes of entries (at least "
 			       "%llu fit in every transaction)", (unsigned long long)need,
-			       (unsigned long long)(l->log_pos >= l->log_start
-						    ? l->log_pos - l->log_start
-						    : room - l->log_start + l->log_pos),
+			       (unsigned long long)(l->wrapped
+						    ? room - l->log_start + l->log_pos
+						    : l->log_pos - l->log_start),
 			       (unsigned long long)(room / 2));
 	*pos = l->log_pos;
 	return 0;

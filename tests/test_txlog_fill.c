@@ -3,9 +3,12 @@
  * version 5) are accepted only where the runtime makes them: whole lines of
  * the allocator's bitmaps.  A fill entry forged into an open transaction's
  * ring with the right generation, start and checksum, but aimed at the
- * heap, must not be applied by rollback; the same entry aimed at bitmap
- * lines is (the check is the bounds, not something else).  Internal: it
- * writes the ring through the runtime's own structures.
+ * heap, must not be applied by recovery's rollback (the one that scans the
+ * ring: an abort restores only the entries its lane recorded, session 13);
+ * the same entry aimed at bitmap lines is (the check is the bounds, not
+ * something else).  Internal: it writes the ring through the runtime's own
+ * structures and runs recovery's rollback (tx_recover) on the open
+ * transaction's lane, as the next open would after a crash.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,7 +48,8 @@ static struct lane *open_lane(spm_pool *p, unsigned *index)
 /*
  * forge_and_abort -- in a transaction that snapshots the object's first
  * line, write a fill entry for [target, target + len) with pattern right
- * after that entry (where rollback looks next), then abort.
+ * after that entry (where rollback looks next); recovery's rollback of the
+ * lane, then the abort that ends the transaction.
  */
 static void forge_and_abort(spm_pool *p, uint8_t *obj, uint64_t target, uint64_t len,
 			    const uint64_t pattern[2])
@@ -62,6 +66,8 @@ static void forge_and_abort(spm_pool *p, uint8_t *obj, uint64_t target, uint64_t
 	memcpy(e + 1, pattern, LOG_FILL_BYTES);
 	e->sum = txlog_entry_sum(e, (const uint8_t *)(e + 1));
 	memset(obj, 0x5a, 64); /* the snapshotted line, to be restored */
+	assert_int_equal(tx_recover(p), 0);
+	assert_int_equal(obj[0], 0xab); /* the real entry was restored */
 	spm_tx_abort(p);
 }
 
