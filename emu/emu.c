@@ -600,7 +600,9 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 		}
 		for (unsigned j = 0; j < n; j++) {
 			int is_ctr = i + j >= sb->adr_data_cap;
-			if (!is_ctr && w[j].state == WQ_RESERVED) { /* its counter: in pad */
+			/* a reserved slot as recovery reads it (wq_recover): its
+			 * counter is in pad */
+			if (!is_ctr && (w[j].state & (WQ_VALID | WQ_RESERVED)) == WQ_RESERVED) {
 				drop[ndrop].line = w[j].addr;
 				memcpy(&drop[ndrop++].ctr, w[j].pad, sizeof(uint64_t));
 			}

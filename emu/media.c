@@ -120,7 +120,12 @@ static int back_file(const char *path)
 	if (fd < 0)
 		return emu_err(-errno, "%s: %s", path, strerror(errno));
 	struct stat st;
-	int e = fstat(fd, &st) ? errno : posix_fallocate(fd, 0, st.st_size);
+	if (fstat(fd, &st)) {
+		int e = errno;
+		close(fd);
+		return emu_err(-e, "%s: %s", path, strerror(e));
+	}
+	int e = posix_fallocate(fd, 0, st.st_size);
 	close(fd);
 	if (e)
 		return emu_err(-e, "%s: cannot allocate its %lld bytes: %s", path,
