@@ -541,10 +541,10 @@ struct pending_drop {
 };
 
 /*
- * check_drops -- the dropped pairs that reserved data slots and the ADR
- * header's table name (n of them in d) fit the table, and none names a
- * counter further ahead of its line's stored one than a write can run
- * (recovery's own checks, ctrl_advance_stale and keep_dropped, made here
+ * check_drops -- the dropped pairs that reserved data slots, unready pairs
+ * and the ADR header's table name (n of them in d) fit the table, and none
+ * names a counter further ahead of its line's stored one than a write can
+ * run (recovery's own checks, ctrl_advance_stale and keep_dropped, made here
  * too, before recovery writes anything: a review, session 13, found those
  * refusals came after the epochs were raised and the queues drained).
  * Queued counter entries only raise a stored counter, so a lead past the
@@ -577,6 +577,25 @@ static int check_drops(int fd, const char *meta_path, const struct superblock *s
  * of the pool: recovery writes each one home at its address; and the pairs
  * it will drop pass check_drops.
  */
+/* unready_pair_ctr -- the counter an unready pair's data entry w was
+ * encrypted under, as recovery finds it (note_dropped): its partner counter
+ * entry's payload decoded; 0 with no partner. */
+static int unready_pair_ctr(const struct wq_entry *w, const struct wq_entry *ctr, unsigned cap,
+			    const struct superblock *sb, const struct ctr_layout *lay,
+			    uint64_t *out)
+{
+	for (unsigned i = 0; i < cap; i++)
+		if ((ctr[i].state & WQ_VALID) && ctr[i].seq == w->aux) {
+			if (ctr[i].state & WQ_READY)
+				return 0; /* a ready pair: drained, not dropped */
+			uint64_t c[64];
+			lay->decode(ctr[i].payload, sb->minor_bits, c);
+			*out = c[w->addr % lay->lines_per_ctr_line];
+			return 1;
+		}
+	return 0;
+}
+
 static int check_adr(const char *meta_path, const struct superblock *sb)
 {
 	int fd = open(meta_path, O_RDONLY | O_CLOEXEC);
@@ -585,34 +604,32 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 	const struct ctr_layout *lay = ctr_layout_of(sb->ctr_layout);
 	uint64_t lines[2] = {sb->nlines, (sb->nlines + lay->lines_per_ctr_line - 1) /
 					 lay->lines_per_ctr_line};
-
-	unsigned total = sb->adr_data_cap + sb->adr_ctr_cap;
-	struct wq_entry w[32];
-	struct pending_drop *drop = malloc((sb->adr_data_cap + ADR_DROPPED_MAX) * sizeof(*drop));
-	size_t ndrop = 0;
-	int rc = drop ? 0 : emu_err(-ENOMEM, "out of memory");
-	for (unsigned i = 0; i < total && !rc; i += 32) {
-		unsigned n = total - i < 32 ? total - i : 32;
-		off_t at = (off_t)(sb->adr_off + ADR_HDR_SIZE + (uint64_t)i * sizeof(w[0]));
-		if (pread(fd, w, n * sizeof(w[0]), at) != (ssize_t)(n * sizeof(w[0]))) {
-			rc = emu_err(SPM_E_TRUNCATED, "%s: cannot read the ADR region", meta_path);
-			break;
-		}
-		for (unsigned j = 0; j < n; j++) {
-			int is_ctr = i + j >= sb->adr_data_cap;
-			/* a reserved slot as recovery reads it (wq_recover): its
-			 * counter is in pad */
-			if (!is_ctr && (w[j].state & (WQ_VALID | WQ_RESERVED)) == WQ_RESERVED) {
-				drop[ndrop].line = w[j].addr;
-				memcpy(&drop[ndrop++].ctr, w[j].pad, sizeof(uint64_t));
-			}
-			if ((w[j].state & WQ_VALID) && w[j].addr >= lines[is_ctr]) {
-				rc = emu_err(SPM_E_CORRUPT, "%s: ADR %s queue entry %u addresses line "
-					     "%llu beyond the pool", meta_path, is_ctr ? "counter" : "data",
-					     is_ctr ? i + j - sb->adr_data_cap : i + j,
-					     (unsigned long long)w[j].addr);
-				break;
-			}
+	const unsigned dcap = sb->adr_data_cap, total = dcap + sb->adr_ctr_cap;
+	struct wq_entry *w = malloc((size_t)total * sizeof(*w));
+	/* at most one dropped pair per data slot, and the table's */
+	struct pending_drop *drop = malloc((dcap + ADR_DROPPED_MAX) * sizeof(*drop));
+	size_t ndrop = 0, len = (size_t)total * sizeof(*w);
+	int rc = w && drop ? 0 : emu_err(-ENOMEM, "out of memory");
+	if (!rc && pread(fd, w, len, (off_t)(sb->adr_off + ADR_HDR_SIZE)) != (ssize_t)len)
+		rc = emu_err(SPM_E_TRUNCATED, "%s: cannot read the ADR region", meta_path);
+	for (unsigned i = 0; i < total && !rc; i++) {
+		int is_ctr = i >= dcap;
+		if ((w[i].state & WQ_VALID) && w[i].addr >= lines[is_ctr])
+			rc = emu_err(SPM_E_CORRUPT, "%s: ADR %s queue entry %u addresses line "
+				     "%llu beyond the pool", meta_path, is_ctr ? "counter" : "data",
+				     is_ctr ? i - dcap : i, (unsigned long long)w[i].addr);
+	}
+	/* the pairs recovery will drop, as wq_recover finds them: reserved
+	 * slots (their counter in pad) and unready pairs' data entries */
+	for (unsigned i = 0; i < dcap && !rc; i++) {
+		uint64_t state = w[i].state, c;
+		if ((state & (WQ_VALID | WQ_RESERVED)) == WQ_RESERVED) {
+			memcpy(&c, w[i].pad, sizeof(c));
+			drop[ndrop++] = (struct pending_drop){w[i].addr, c};
+		} else if ((state & WQ_VALID) && !(state & (WQ_READY | WQ_RSR)) &&
+			   (state & WQ_PAIRED) &&
+			   unready_pair_ctr(&w[i], w + dcap, total - dcap, sb, lay, &c)) {
+			drop[ndrop++] = (struct pending_drop){w[i].addr, c};
 		}
 	}
 	struct adr_dropped table;
@@ -623,6 +640,7 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 		drop[ndrop++] = (struct pending_drop){table.e[k].line, table.e[k].ctr};
 	if (!rc)
 		rc = check_drops(fd, meta_path, sb, lay, drop, ndrop);
+	free(w);
 	free(drop);
 	close(fd);
 	return rc;

@@ -278,6 +278,19 @@ static void reserved(void **state)
 	memcpy(m + table, &n, 8);
 	memcpy(m + table + 16, entry, sizeof(entry));
 	refused("dropped entry far beyond", m, len_meta, "far beyond");
+	/* an unready pair whose counter entry names such a counter */
+	n = 0;
+	memcpy(m + table, &n, 8);
+	uint64_t c8[8] = {0};
+	c8[line % 8] = ctr;
+	struct wq_entry d = {.seq = 11, .addr = line, .state = WQ_VALID | WQ_PAIRED, .aux = 10};
+	struct wq_entry c = {.seq = 10, .addr = line / 8, .state = WQ_VALID};
+	ctr_layout_mono.encode(c8, 0, c.payload);
+	memcpy(m + dq, &d, sizeof(d));
+	memcpy(m + dq + (size_t)sb0.adr_data_cap * sizeof(struct wq_entry), &c, sizeof(c));
+	refused("unready pair far beyond", m, len_meta, "far beyond");
+	memset(m + dq, 0, sizeof(d));
+	memset(m + dq + (size_t)sb0.adr_data_cap * sizeof(struct wq_entry), 0, sizeof(c));
 	/* more reserved slots (distinct lines) than the table holds */
 	n = 0;
 	memcpy(m + table, &n, 8);
