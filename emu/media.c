@@ -2,8 +2,9 @@
  * media.c -- the emulated DIMM: <path> (ciphertext of line i at offset 64*i,
  * page 0 a plaintext data header) and <path>.meta (superblock, ADR region,
  * counter storage, CounterAtomic bitmap), mapped with libpmem
- * (ARCHITECTURE.md section 4), and the prefaulting of mappings (emu_populate,
- * emu_prefault: these files and the runtime's view).
+ * (ARCHITECTURE.md section 4) with every block allocated (back_file), and
+ * the prefaulting of mappings (emu_populate, emu_prefault: these files and
+ * the runtime's view).
  *
  * Durability of media writes, chosen once at open (a function pointer):
  *  - pmem:  pmem_persist (CPU cache flush + fence); power-fail durable on a DAX

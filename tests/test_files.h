@@ -1,8 +1,9 @@
 /*
  * test_files.h -- file helpers the tests share: read a whole file (slurp),
- * write one (spit), remove a pool's three files (remove_pool_files), create
- * a pool where none was (fresh_pool), count an SPM_AUDIT log's reused pads
- * (audit_reused).  Include after <cmocka.h>: failures are cmocka assertions.
+ * write one (spit), check one's bytes (assert_file_is), remove a pool's
+ * three files (remove_pool_files), create a pool where none was
+ * (fresh_pool), count an SPM_AUDIT log's reused pads (audit_reused).
+ * Include after <cmocka.h>: failures are cmocka assertions.
  */
 #ifndef SPM_TEST_FILES_H
 #define SPM_TEST_FILES_H 1
@@ -38,6 +39,16 @@ static inline void spit(const char *p, const void *buf, size_t len)
 	assert_non_null(f);
 	assert_int_equal(fwrite(buf, 1, len, f), len);
 	assert_int_equal(fclose(f), 0);
+}
+
+/* assert_file_is -- the file at p holds exactly the len bytes of buf. */
+static inline void assert_file_is(const char *p, const uint8_t *buf, size_t len)
+{
+	size_t now;
+	uint8_t *b = slurp(p, &now);
+	assert_int_equal(now, len);
+	assert_memory_equal(b, buf, len);
+	free(b);
 }
 
 /* remove_pool_files -- unlink <path>, <path>.meta and <path>.key. */
