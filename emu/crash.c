@@ -7,6 +7,9 @@
  *   SPM_CRASH=point:NAME[:K]    die at the Kth hit of the point NAME (K = 1)
  *   SPM_CRASH=random:SEED:P     die at each hit with probability P
  *   SPM_CRASH=count             at exit print "spm-crash-points: N" on stderr
+ *
+ * With SPM_POWERFAIL set as well, the kill is a power failure of persistent
+ * memory: lines written but not persisted may be lost (powerfail.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +21,7 @@
 
 #include "spm.h"
 #include "emu.h"
+#include "emu_internal.h"
 
 enum crash_mode { CRASH_OFF, CRASH_AFTER, CRASH_POINT, CRASH_RANDOM, CRASH_COUNT };
 
@@ -38,9 +42,10 @@ static struct {
 static pthread_once_t crash_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t crash_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* die -- the emulated power failure. */
-static void die(void)
+/* die -- the emulated power failure, at the hit-th crash point. */
+static void die(uint64_t hit)
 {
+	emu_powerfail_apply(hit);
 	kill(getpid(), SIGKILL);
 	_exit(137); /* not reached */
 }
@@ -123,7 +128,7 @@ int emu_crash_init_checked(void)
 		return emu_err(SPM_E_OPTION,
 			       "SPM_CRASH: bad value \"%s\" (after:N, point:NAME[:K], "
 			       "random:SEED:P or count)", crash.bad);
-	return 0;
+	return emu_powerfail_init();
 }
 
 void emu_crash_init(void)
@@ -169,7 +174,7 @@ void emu_crash_hit(const char *name)
 				 (unsigned long long)hit, name);
 		if (n > 0 && write(2, msg, (size_t)n) < 0)
 			n = 0;
-		die();
+		die(hit);
 	}
 	pthread_mutex_unlock(&crash_lock);
 }

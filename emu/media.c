@@ -178,6 +178,12 @@ int media_create(struct media *m, const char *path, uint64_t size,
 		return rc;
 	}
 	media_choose_persist(m, durability);
+	if ((rc = emu_powerfail_attach(m))) {
+		unlink(m->meta_path);
+		unlink(m->data_path);
+		media_close(m);
+		return rc;
+	}
 	return 0;
 }
 
@@ -216,6 +222,10 @@ int media_open(struct media *m, const char *path, int durability)
 		return rc;
 	}
 	media_choose_persist(m, durability);
+	if ((rc = emu_powerfail_attach(m))) {
+		media_close(m);
+		return rc;
+	}
 	return 0;
 }
 
@@ -267,6 +277,7 @@ void media_prefault(struct media *m)
 /* media_close -- unmap, unlock, free. */
 void media_close(struct media *m)
 {
+	emu_powerfail_detach(m);
 	if (m->data)
 		pmem_unmap(m->data, m->data_len);
 	if (m->meta)

@@ -18,12 +18,21 @@
  * history included); a repeated (line, counter) is a reused pad.  With
  * --evict the eviction injector (SPM_EVICT) runs in every process.
  *
- * The unsafe design is the negative control: its sweep must report failures,
- * or the oracle is blind and the harness fails.  Exit 0 when every design
- * except unsafe has 0 failures and 0 reused pads and unsafe has failures.
+ * --power P makes every crash a power failure of persistent memory
+ * (SPM_POWERFAIL, emu/powerfail.c): the pools run with durability=pmem, and
+ * at each kill a line written since its last persist survives with
+ * probability P, or is lost.  A design given durability=none
+ * ("sca:durability=none") persists nothing and is the negative control of
+ * such a sweep: it must fail.
+ *
+ * The unsafe design is the negative control: its sweep must report failures
+ * (or reused pads), or the oracle is blind and the harness fails.  Exit 0
+ * when every other design has 0 failures and 0 reused pads and each
+ * negative control has failures or reused pads.
  *
  *   crash_sweep --bin-dir DIR --work DIR --example NAME [--designs a,b,...]
- *               [--ops N] [--max-points M] [--seed S] [--evict] [--report FILE]
+ *               [--ops N] [--max-points M] [--seed S] [--evict] [--power P]
+ *               [--report FILE]
  *
  * SPM_CRASH_SWEEP=full in the environment makes every sweep exhaustive.
  */
@@ -49,6 +58,7 @@ struct opts {
 	unsigned ops, max_points, recovery_every;
 	uint64_t seed;
 	int evict, full;
+	const char *power; /* --power P, or NULL */
 };
 
 struct result {
@@ -84,6 +94,7 @@ static int run(char *const argv[], const char *const env[], struct run_out *o)
 		unsetenv("SPM_EVICT");
 		unsetenv("SPM_AUDIT");
 		unsetenv("SPM_CONF");
+		unsetenv("SPM_POWERFAIL");
 		for (unsigned i = 0; env && env[i]; i++) {
 			char kv[4200];
 			snprintf(kv, sizeof(kv), "%s", env[i]);
@@ -229,6 +240,8 @@ struct ctx {
 	const struct opts *o;
 	char bin[4200];
 	char tmpl[4200], pool[4200], audit_env[4300], evict_env[64];
+	char conf_env[96];  /* --power: SPM_CONF=durability=... */
+	char power_env[96]; /* --power: SPM_POWERFAIL=SEED:P of the next crash */
 };
 
 /* ex -- run spm-<example> with args, the given SPM_CRASH and the audit log. */
@@ -239,7 +252,7 @@ static int ex(struct ctx *c, const char *crash, struct run_out *out, const char 
 	char *argv[] = {c->bin, (char *)a1, (char *)a2, (char *)a3, (char *)a4, (char *)a5,
 			(char *)a6, NULL};
 	char crash_env[128];
-	const char *env[4];
+	const char *env[6];
 	unsigned n = 0;
 	if (crash) {
 		snprintf(crash_env, sizeof(crash_env), "SPM_CRASH=%s", crash);
@@ -248,6 +261,10 @@ static int ex(struct ctx *c, const char *crash, struct run_out *out, const char 
 	env[n++] = c->audit_env;
 	if (c->o->evict)
 		env[n++] = c->evict_env;
+	if (c->o->power) {
+		env[n++] = c->conf_env;
+		env[n++] = c->power_env;
+	}
 	env[n] = NULL;
 	return run(argv, env, out);
 }
@@ -317,6 +334,13 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 			 colon + 1);
 	else
 		snprintf(opts, sizeof(opts), "design=%s", design);
+	if (o->power) { /* open as created: pmem unless the design says */
+		const char *d = strstr(design, "durability=");
+		snprintf(c.conf_env, sizeof(c.conf_env), "SPM_CONF=durability=%.*s",
+			 d ? (int)strcspn(d + 11, ";") : 4, d ? d + 11 : "pmem");
+		snprintf(c.power_env, sizeof(c.power_env), "SPM_POWERFAIL=%llu:%s",
+			 (unsigned long long)o->seed, o->power);
+	}
 	snprintf(ops, sizeof(ops), "%u", o->ops);
 	snprintf(seed1, sizeof(seed1), "%llu", (unsigned long long)o->seed);
 	snprintf(seed2, sizeof(seed2), "%llu", (unsigned long long)o->seed + 1);
@@ -347,6 +371,9 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 		unsigned k = ks[i];
 		int failed = 0;
 		snprintf(kbuf, sizeof(kbuf), "after:%u", k);
+		if (o->power) /* another subset of lost lines at each point */
+			snprintf(c.power_env, sizeof(c.power_env), "SPM_POWERFAIL=%llu:%s",
+				 (unsigned long long)(o->seed * 1000003 + k), o->power);
 		if (copy_pool(c.tmpl, c.pool) ||
 		    ex(&c, kbuf, &out, "run", c.pool, ops, "--seed", seed2, NULL)) {
 			free(ks);
@@ -397,7 +424,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: crash_sweep --bin-dir DIR --work DIR --example NAME "
 			"[--designs a,b] [--ops N] [--max-points M] [--recovery-every R] "
-			"[--seed S] [--evict] [--report FILE]\n");
+			"[--seed S] [--evict] [--power P] [--report FILE]\n");
 	return 2;
 }
 
@@ -434,6 +461,8 @@ int main(int argc, char **argv)
 			o.seed = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--report"))
 			o.report = v;
+		else if (!strcmp(a, "--power"))
+			o.power = v;
 		else
 			return usage();
 	}
@@ -453,23 +482,25 @@ int main(int argc, char **argv)
 			bad = 1;
 			continue;
 		}
-		int negative = !strcmp(d, "unsafe");
+		int negative = !strcmp(d, "unsafe") ||
+			       (o.power && strstr(d, "durability=none"));
 		printf("%-8s %-24s %7u %8u %8u %9u %9u %7lu %9lu %7.1f%s\n", o.example, d,
 		       r.points_total, r.explored, r.ok, r.failures, r.recovery_crashes,
 		       r.reused, r.audited, r.seconds,
-		       negative ? (r.failures ? "  (negative control: failures seen)"
-					      : "  NEGATIVE CONTROL BLIND")
+		       negative ? (r.failures || r.reused ? "  (negative control: failures seen)"
+							  : "  NEGATIVE CONTROL BLIND")
 				: (r.failures || r.reused ? "  FAILED" : ""));
 		if (r.failures && !negative)
 			printf("         first failing crash point: after:%u\n", r.first_failure);
 		if (rep)
-			fprintf(rep, "| %s | %s%s | %u | %u | %u | %u | %u | %lu | %lu |\n",
-				o.example, d, o.evict ? " +evict" : "", r.points_total,
+			fprintf(rep, "| %s | %s%s%s%s | %u | %u | %u | %u | %u | %lu | %lu |\n",
+				o.example, d, o.evict ? " +evict" : "",
+				o.power ? " +power " : "", o.power ? o.power : "", r.points_total,
 				r.explored, r.ok, r.failures, r.recovery_crashes, r.reused,
 				r.audited);
 		if (negative) {
 			saw_unsafe = 1;
-			bad |= r.failures == 0;
+			bad |= r.failures == 0 && r.reused == 0; /* either shows it sees */
 		} else {
 			bad |= r.failures != 0 || r.reused != 0;
 		}

@@ -1,0 +1,195 @@
+/*
+ * powerfail.c -- the power-failure injector (SPM_POWERFAIL), a test harness
+ * for the flushing durability modes (pmem, msync).
+ *
+ * A killed process loses nothing it stored into the shared mapping: that is
+ * spm's crash model, and SPM_CRASH tests it.  A power failure loses more: on
+ * persistent memory only what was flushed and fenced (pmem_persist) is sure
+ * to be in the media; any other line written since may or may not have
+ * reached it, whole (a cache line is written back as a unit).  The claim that
+ * durability=pmem survives power failure is tested here, without the power
+ * failure:
+ *
+ *   SPM_POWERFAIL=SEED:P   every media mapping keeps a shadow: its bytes as
+ *                          of the last persist of each line (a copy of the
+ *                          file at map time, updated line by line by every
+ *                          media_persist).  When SPM_CRASH kills the process,
+ *                          each line that differs from its shadow survives
+ *                          with probability P (seeded by SEED and the crash
+ *                          point); the others are put back to their shadow
+ *                          before the kill.  P=0: nothing unpersisted
+ *                          survives; P=0.5: a random half, in any order.
+ *
+ * With durability=none nothing is persisted explicitly, so the image is the
+ * file as opened plus a random part of what was written since: the negative
+ * control (crash_sweep --power).  Test use only: the shadows double the
+ * memory of a pool and a persist becomes a copy.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spm.h"
+#include "emu_internal.h"
+
+#define PF_MAX_MEDIA 16 /* pools open at once in one process, at most */
+
+static struct {
+	int armed, parse_error;
+	uint64_t seed;
+	double p;
+	struct media *open[PF_MAX_MEDIA];
+} pf;
+
+static pthread_once_t pf_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t pf_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* parse -- read SPM_POWERFAIL once per process. */
+static void parse(void)
+{
+	const char *v = getenv("SPM_POWERFAIL");
+	if (!v || !*v)
+		return;
+	char *end;
+	errno = 0;
+	unsigned long long seed = strtoull(v, &end, 10);
+	if (errno || end == v || *v == '-' || *end != ':') {
+		pf.parse_error = 1;
+		return;
+	}
+	const char *ps = end + 1;
+	double p = strtod(ps, &end);
+	if (end == ps || *end || !(p >= 0.0 && p <= 1.0)) {
+		pf.parse_error = 1;
+		return;
+	}
+	pf.seed = seed;
+	pf.p = p;
+	pf.armed = 1;
+}
+
+/* emu_powerfail_init -- parse SPM_POWERFAIL; a bad value is an option error. */
+int emu_powerfail_init(void)
+{
+	pthread_once(&pf_once, parse);
+	if (pf.parse_error)
+		return emu_err(SPM_E_OPTION, "SPM_POWERFAIL: bad value \"%s\" (SEED:P, P in [0, 1])",
+			       getenv("SPM_POWERFAIL"));
+	return 0;
+}
+
+/* lines_of -- the whole lines of [addr, addr+len) inside [base, base+size):
+ * their first byte offset and their byte count (0: none). */
+static size_t lines_of(const uint8_t *base, size_t size, const uint8_t *addr, size_t len,
+		       size_t *off)
+{
+	if (!base || addr + len <= base || addr >= base + size)
+		return 0;
+	size_t lo = addr > base ? (size_t)(addr - base) : 0;
+	size_t hi = (size_t)(addr + len - base);
+	if (hi > size)
+		hi = size;
+	lo &= ~(size_t)(EMU_LINE - 1);
+	hi = (hi + EMU_LINE - 1) & ~(size_t)(EMU_LINE - 1);
+	if (hi > size)
+		hi = size;
+	*off = lo;
+	return hi - lo;
+}
+
+/* pf_persist -- the persist of a shadowed media: the lines are durable now.
+ * Each persist is also a crash point (power.persisted), so a sweep can fail
+ * the power between any two persists, not only at the named points. */
+static void pf_persist(const struct media *m, const void *addr, size_t len)
+{
+	size_t off, n;
+	if ((n = lines_of(m->data, m->data_len, addr, len, &off)))
+		memcpy(m->pf_data + off, m->data + off, n);
+	if ((n = lines_of(m->meta, m->meta_len, addr, len, &off)))
+		memcpy(m->pf_meta + off, m->meta + off, n);
+	emu_crash_point("power.persisted");
+}
+
+/* emu_powerfail_attach -- with SPM_POWERFAIL set, shadow m's two mappings
+ * (as they are now) and make its persists update the shadows.  Called once
+ * the files are mapped and the durability mode chosen.  0, or -ENOMEM. */
+int emu_powerfail_attach(struct media *m)
+{
+	pthread_once(&pf_once, parse);
+	if (!pf.armed)
+		return 0;
+	m->pf_data = malloc(m->data_len);
+	m->pf_meta = malloc(m->meta_len);
+	if (!m->pf_data || !m->pf_meta) {
+		free(m->pf_data);
+		free(m->pf_meta);
+		m->pf_data = m->pf_meta = NULL;
+		return emu_err(-ENOMEM, "SPM_POWERFAIL: out of memory for the shadows");
+	}
+	memcpy(m->pf_data, m->data, m->data_len);
+	memcpy(m->pf_meta, m->meta, m->meta_len);
+	if (m->persist_on)
+		m->persist = pf_persist;
+	pthread_mutex_lock(&pf_lock);
+	for (unsigned i = 0; i < PF_MAX_MEDIA; i++)
+		if (!pf.open[i]) {
+			pf.open[i] = m;
+			break;
+		}
+	pthread_mutex_unlock(&pf_lock);
+	return 0;
+}
+
+/* emu_powerfail_detach -- m is being unmapped: forget it. */
+void emu_powerfail_detach(struct media *m)
+{
+	if (!m->pf_data)
+		return;
+	pthread_mutex_lock(&pf_lock);
+	for (unsigned i = 0; i < PF_MAX_MEDIA; i++)
+		if (pf.open[i] == m)
+			pf.open[i] = NULL;
+	pthread_mutex_unlock(&pf_lock);
+	free(m->pf_data);
+	free(m->pf_meta);
+	m->pf_data = m->pf_meta = NULL;
+}
+
+/* next -- xorshift64*: 53 random bits in [0, 1). */
+static double next(uint64_t *x)
+{
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return (double)((*x * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+}
+
+/* fail_region -- each line of live that differs from its shadow survives
+ * with probability p, else gets the shadow's bytes back. */
+static void fail_region(uint8_t *live, const uint8_t *shadow, size_t len, double p,
+			uint64_t *rng)
+{
+	for (size_t off = 0; off + EMU_LINE <= len; off += EMU_LINE)
+		if (memcmp(live + off, shadow + off, EMU_LINE) != 0 && !(next(rng) < p))
+			memcpy(live + off, shadow + off, EMU_LINE);
+}
+
+/* emu_powerfail_apply -- the image a power failure at crash point hit
+ * leaves, put into every shadowed mapping (the process dies next). */
+void emu_powerfail_apply(uint64_t hit)
+{
+	if (!pf.armed)
+		return;
+	uint64_t rng = (pf.seed ^ hit * 0x9e3779b97f4a7c15ull) | 1;
+	pthread_mutex_lock(&pf_lock);
+	for (unsigned i = 0; i < PF_MAX_MEDIA; i++) {
+		struct media *m = pf.open[i];
+		if (!m)
+			continue;
+		fail_region(m->data, m->pf_data, m->data_len, pf.p, &rng);
+		fail_region(m->meta, m->pf_meta, m->meta_len, pf.p, &rng);
+	}
+	pthread_mutex_unlock(&pf_lock);
+}
