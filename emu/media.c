@@ -8,7 +8,8 @@
  *
  * Durability of media writes, chosen once at open (a function pointer):
  *  - pmem:  pmem_persist (CPU cache flush + fence); power-fail durable on a DAX
- *           file system.  Used by "auto" where libpmem reports real pmem.
+ *           file system (tested by SPM_POWERFAIL, powerfail.c).  Used by "auto"
+ *           where libpmem reports real pmem.
  *  - none:  plain stores into the shared mapping; they survive the death of
  *           the process at any instruction (the page cache holds them), which
  *           is spm's crash model.  Used by "auto" on ordinary files.

@@ -100,16 +100,17 @@ static size_t lines_of(const uint8_t *base, size_t size, const uint8_t *addr, si
 }
 
 /* pf_persist -- the persist of a shadowed media: the lines are durable now.
- * Each persist is also a crash point (power.persisted), so a sweep can fail
- * the power between any two persists, not only at the named points. */
+ * Each persist is also a crash point, before its lines are (power.persist),
+ * so a sweep fails the power between any two persists, with the stores
+ * that the persist was to make durable still in the balance. */
 static void pf_persist(const struct media *m, const void *addr, size_t len)
 {
+	emu_crash_point("power.persist");
 	size_t off, n;
 	if ((n = lines_of(m->data, m->data_len, addr, len, &off)))
 		memcpy(m->pf_data + off, m->data + off, n);
 	if ((n = lines_of(m->meta, m->meta_len, addr, len, &off)))
 		memcpy(m->pf_meta + off, m->meta + off, n);
-	emu_crash_point("power.persisted");
 }
 
 /* emu_powerfail_attach -- with SPM_POWERFAIL set, shadow m's two mappings
