@@ -82,13 +82,13 @@ int emu_powerfail_init(void)
 
 /* lines_of -- the whole lines of [addr, addr+len) inside [base, base+size):
  * their first byte offset and their byte count (0: none). */
-static size_t lines_of(const uint8_t *base, size_t size, const uint8_t *addr, size_t len,
+static size_t lines_of(const uint8_t *base, size_t size, const void *addr, size_t len,
 		       size_t *off)
 {
-	if (!base || addr + len <= base || addr >= base + size)
+	uintptr_t b = (uintptr_t)base, a = (uintptr_t)addr;
+	if (!base || a + len <= b || a >= b + size)
 		return 0;
-	size_t lo = addr > base ? (size_t)(addr - base) : 0;
-	size_t hi = (size_t)(addr + len - base);
+	size_t lo = a > b ? a - b : 0, hi = a + len - b;
 	if (hi > size)
 		hi = size;
 	lo &= ~(size_t)(EMU_LINE - 1);
