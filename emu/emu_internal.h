@@ -373,7 +373,6 @@ struct media {
 	int lock_fd;
 	int persist_on; /* 0: plain stores suffice (persist_none) */
 	void (*persist)(const struct media *m, const void *addr, size_t len);
-	uint8_t *pf_data, *pf_meta; /* SPM_POWERFAIL's shadows (powerfail.c) */
 };
 
 /* line_xor -- dst = a XOR b, 64 bytes (SSE2 on x86-64). */
@@ -438,7 +437,7 @@ void media_choose_persist(struct media *m, int durability);
 /* powerfail.c */
 int emu_powerfail_init(void);
 int emu_powerfail_attach(struct media *m);
-void emu_powerfail_detach(struct media *m);
+void emu_powerfail_detach(const struct media *m);
 void emu_powerfail_apply(uint64_t hit);
 
 /* ------------------------------------------------------------ write queues */

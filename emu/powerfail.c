@@ -36,11 +36,17 @@
 
 #define PF_MAX_MEDIA 16 /* pools open at once in one process, at most */
 
+/* A shadowed media: its two mappings as of each line's last persist. */
+struct shadow {
+	const struct media *m; /* NULL: a free entry */
+	uint8_t *data, *meta;
+};
+
 static struct {
 	int armed, parse_error;
 	uint64_t seed;
 	double p;
-	struct media *open[PF_MAX_MEDIA];
+	struct shadow open[PF_MAX_MEDIA];
 } pf;
 
 static pthread_once_t pf_once = PTHREAD_ONCE_INIT;
@@ -106,56 +112,67 @@ static size_t lines_of(const uint8_t *base, size_t size, const void *addr, size_
 static void pf_persist(const struct media *m, const void *addr, size_t len)
 {
 	emu_crash_point("power.persist");
-	size_t off, n;
-	if ((n = lines_of(m->data, m->data_len, addr, len, &off)))
-		memcpy(m->pf_data + off, m->data + off, n);
-	if ((n = lines_of(m->meta, m->meta_len, addr, len, &off)))
-		memcpy(m->pf_meta + off, m->meta + off, n);
+	pthread_mutex_lock(&pf_lock);
+	for (unsigned i = 0; i < PF_MAX_MEDIA; i++) {
+		const struct shadow *sh = &pf.open[i];
+		size_t off, n;
+		if (sh->m != m)
+			continue;
+		if ((n = lines_of(m->data, m->data_len, addr, len, &off)))
+			memcpy(sh->data + off, m->data + off, n);
+		if ((n = lines_of(m->meta, m->meta_len, addr, len, &off)))
+			memcpy(sh->meta + off, m->meta + off, n);
+	}
+	pthread_mutex_unlock(&pf_lock);
 }
 
 /* emu_powerfail_attach -- with SPM_POWERFAIL set, shadow m's two mappings
  * (as they are now) and make its persists update the shadows.  Called once
- * the files are mapped and the durability mode chosen.  0, or -ENOMEM. */
+ * the files are mapped and the durability mode chosen.  0, -ENOMEM, or
+ * SPM_E_BUSY with more than PF_MAX_MEDIA pools open. */
 int emu_powerfail_attach(struct media *m)
 {
 	pthread_once(&pf_once, parse);
 	if (!pf.armed)
 		return 0;
-	m->pf_data = malloc(m->data_len);
-	m->pf_meta = malloc(m->meta_len);
-	if (!m->pf_data || !m->pf_meta) {
-		free(m->pf_data);
-		free(m->pf_meta);
-		m->pf_data = m->pf_meta = NULL;
+	struct shadow sh = {m, malloc(m->data_len), malloc(m->meta_len)};
+	if (!sh.data || !sh.meta) {
+		free(sh.data);
+		free(sh.meta);
 		return emu_err(-ENOMEM, "SPM_POWERFAIL: out of memory for the shadows");
 	}
-	memcpy(m->pf_data, m->data, m->data_len);
-	memcpy(m->pf_meta, m->meta, m->meta_len);
+	memcpy(sh.data, m->data, m->data_len);
+	memcpy(sh.meta, m->meta, m->meta_len);
+	pthread_mutex_lock(&pf_lock);
+	unsigned i = 0;
+	while (i < PF_MAX_MEDIA && pf.open[i].m)
+		i++;
+	if (i < PF_MAX_MEDIA)
+		pf.open[i] = sh;
+	pthread_mutex_unlock(&pf_lock);
+	if (i == PF_MAX_MEDIA) {
+		free(sh.data);
+		free(sh.meta);
+		return emu_err(SPM_E_BUSY, "SPM_POWERFAIL: more than %u pools open", PF_MAX_MEDIA);
+	}
 	if (m->persist_on)
 		m->persist = pf_persist;
-	pthread_mutex_lock(&pf_lock);
-	for (unsigned i = 0; i < PF_MAX_MEDIA; i++)
-		if (!pf.open[i]) {
-			pf.open[i] = m;
-			break;
-		}
-	pthread_mutex_unlock(&pf_lock);
 	return 0;
 }
 
-/* emu_powerfail_detach -- m is being unmapped: forget it. */
-void emu_powerfail_detach(struct media *m)
+/* emu_powerfail_detach -- m is being unmapped: forget its shadows. */
+void emu_powerfail_detach(const struct media *m)
 {
-	if (!m->pf_data)
+	if (!pf.armed)
 		return;
 	pthread_mutex_lock(&pf_lock);
 	for (unsigned i = 0; i < PF_MAX_MEDIA; i++)
-		if (pf.open[i] == m)
-			pf.open[i] = NULL;
+		if (pf.open[i].m == m) {
+			free(pf.open[i].data);
+			free(pf.open[i].meta);
+			pf.open[i] = (struct shadow){0};
+		}
 	pthread_mutex_unlock(&pf_lock);
-	free(m->pf_data);
-	free(m->pf_meta);
-	m->pf_data = m->pf_meta = NULL;
 }
 
 /* next -- xorshift64*: 53 random bits in [0, 1). */
@@ -186,11 +203,11 @@ void emu_powerfail_apply(uint64_t hit)
 	uint64_t rng = (pf.seed ^ hit * 0x9e3779b97f4a7c15ull) | 1;
 	pthread_mutex_lock(&pf_lock);
 	for (unsigned i = 0; i < PF_MAX_MEDIA; i++) {
-		struct media *m = pf.open[i];
-		if (!m)
+		const struct shadow *sh = &pf.open[i];
+		if (!sh->m)
 			continue;
-		fail_region(m->data, m->pf_data, m->data_len, pf.p, &rng);
-		fail_region(m->meta, m->pf_meta, m->meta_len, pf.p, &rng);
+		fail_region(sh->m->data, sh->data, sh->m->data_len, pf.p, &rng);
+		fail_region(sh->m->meta, sh->meta, sh->m->meta_len, pf.p, &rng);
 	}
 	pthread_mutex_unlock(&pf_lock);
 }
