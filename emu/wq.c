@@ -505,10 +505,23 @@ int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 		emu_crash_point("recovery.entry_drained");
 	}
 	*drained = n;
-	free(r);
-	if (keep_dropped(e, e->media.persist_on, loaded))
+	if (keep_dropped(e, e->media.persist_on, loaded)) {
+		free(r);
 		return -2;
+	}
 	emu_crash_point("recovery.dropped_kept");
+	/* the drained entries freed oldest first: whatever a crash leaves valid
+	 * is the newest writes of their lines, which the next recovery writes
+	 * home again in order.  (Freed in slot order, an older write of a line
+	 * in a later slot of the ring could outlive a newer one and be written
+	 * home over it, under a counter that had moved on.)  A data entry ready
+	 * through its partner alone may outlive the partner: the next recovery
+	 * drops it, and its home and counter are already written. */
+	for (unsigned i = 0; i < n; i++) {
+		store_state(e, e->media.persist_on, r[i].w, 0);
+		emu_crash_point("recovery.entry_freed");
+	}
+	free(r);
 	for (unsigned i = 0; i < dcap; i++)
 		if (data[i].state)
 			store_state(e, e->media.persist_on, &data[i], 0);

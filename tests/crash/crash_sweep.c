@@ -54,7 +54,7 @@
 
 struct opts {
 	const char *bin_dir, *work, *example, *report;
-	char designs[256];
+	char designs[1024];
 	unsigned ops, max_points, recovery_every;
 	uint64_t seed;
 	int evict, full;
@@ -62,7 +62,7 @@ struct opts {
 };
 
 struct result {
-	char design[64];
+	char design[128];
 	unsigned points_total, explored, ok, failures, recovery_crashes;
 	unsigned long reused, audited;
 	unsigned first_failure;
@@ -239,8 +239,8 @@ static unsigned long audit_reused(const char *path, unsigned long *total)
 struct ctx {
 	const struct opts *o;
 	char bin[4200];
-	char tmpl[4200], pool[4200], audit_env[4300], evict_env[64];
-	char conf_env[96];  /* --power: SPM_CONF=durability=... */
+	char tmpl[4200], pool[4200], scratch[4200], audit_env[4300], evict_env[64];
+	char conf_env[600]; /* SPM_CONF: the design's options (and durability) */
 	char power_env[96]; /* --power: SPM_POWERFAIL=SEED:P of the next crash */
 };
 
@@ -259,12 +259,11 @@ static int ex(struct ctx *c, const char *crash, struct run_out *out, const char 
 		env[n++] = crash_env;
 	}
 	env[n++] = c->audit_env;
+	env[n++] = c->conf_env;
 	if (c->o->evict)
 		env[n++] = c->evict_env;
-	if (c->o->power) {
-		env[n++] = c->conf_env;
+	if (c->o->power)
 		env[n++] = c->power_env;
-	}
 	env[n] = NULL;
 	return run(argv, env, out);
 }
@@ -276,6 +275,24 @@ static long count_points(struct ctx *c, const char *ops, const char *seed)
 	if (copy_pool(c->tmpl, c->pool) ||
 	    ex(c, "count", &out, "run", c->pool, ops, "--seed", seed, NULL) ||
 	    !exited_ok(out.status))
+		return -1;
+	const char *s = strstr(out.out, "spm-crash-points: ");
+	return s ? atol(s + strlen("spm-crash-points: ")) : -1;
+}
+
+/* recovery_points -- how many crash points the next check of c's pool (its
+ * recovery first) passes, counted on a copy. */
+static long recovery_points(struct ctx *c)
+{
+	struct run_out out;
+	char audit[sizeof(c->audit_env)]; /* the copy's pads are not the pool's */
+	memcpy(audit, c->audit_env, sizeof(audit));
+	snprintf(c->audit_env, sizeof(c->audit_env), "SPM_AUDIT=%s.audit", c->scratch);
+	int rc = copy_pool(c->pool, c->scratch) ||
+		 ex(c, "count", &out, "check", c->scratch, NULL, NULL, NULL, NULL);
+	memcpy(c->audit_env, audit, sizeof(audit));
+	remove_pool(c->scratch);
+	if (rc)
 		return -1;
 	const char *s = strstr(out.out, "spm-crash-points: ");
 	return s ? atol(s + strlen("spm-crash-points: ")) : -1;
@@ -313,7 +330,7 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 {
 	struct ctx c = {.o = o};
 	struct run_out out;
-	char opts[160], name[64], ops[32], seed1[32], seed2[32], seed3[32], kbuf[32];
+	char opts[512], name[128], ops[32], seed1[32], seed2[32], seed3[32], kbuf[32];
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(res, 0, sizeof(*res));
@@ -328,19 +345,25 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 	snprintf(c.pool, sizeof(c.pool), "%s/sweep-%s-%s", o->work, o->example, name);
 	snprintf(c.evict_env, sizeof(c.evict_env), "SPM_EVICT=%llu:0.2",
 		 (unsigned long long)o->seed);
+	snprintf(c.scratch, sizeof(c.scratch), "%.4100s-count", c.pool);
 	const char *colon = strchr(design, ':');
 	if (colon)
 		snprintf(opts, sizeof(opts), "design=%.*s;%s", (int)(colon - design), design,
 			 colon + 1);
 	else
 		snprintf(opts, sizeof(opts), "design=%s", design);
-	if (o->power) { /* open as created: pmem unless the design says */
-		const char *d = strstr(design, "durability=");
-		snprintf(c.conf_env, sizeof(c.conf_env), "SPM_CONF=durability=%.*s",
-			 d ? (int)strcspn(d + 11, ";") : 4, d ? d + 11 : "pmem");
+	/* every process opens with the design's options, not only create (the
+	 * open-time ones -- queue and cache sizes, timing -- would be lost),
+	 * and under --power with durability=pmem unless the design says */
+	int pmem = o->power && !strstr(design, "durability=");
+	if (snprintf(c.conf_env, sizeof(c.conf_env), "SPM_CONF=%s%s", opts,
+		     pmem ? ";durability=pmem" : "") >= (int)sizeof(c.conf_env)) {
+		fprintf(stderr, "crash_sweep: design \"%s\": options too long\n", design);
+		return -1;
+	}
+	if (o->power)
 		snprintf(c.power_env, sizeof(c.power_env), "SPM_POWERFAIL=%llu:%s",
 			 (unsigned long long)o->seed, o->power);
-	}
 	snprintf(ops, sizeof(ops), "%u", o->ops);
 	snprintf(seed1, sizeof(seed1), "%llu", (unsigned long long)o->seed);
 	snprintf(seed2, sizeof(seed2), "%llu", (unsigned long long)o->seed + 1);
@@ -380,9 +403,17 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 			return -1;
 		}
 		res->explored++;
-		/* a crash during recovery itself, then recovery again */
+		/* a crash during recovery itself, then recovery again: at one of
+		 * its first 40 points, or (every other time) anywhere in it */
 		if (o->recovery_every && i % o->recovery_every == 0) {
-			snprintf(kbuf, sizeof(kbuf), "after:%u", 1 + k % 40);
+			long r = 40;
+			if ((i / o->recovery_every) % 2 &&
+			    (r = recovery_points(&c)) < 0) {
+				free(ks);
+				return -1;
+			}
+			snprintf(kbuf, sizeof(kbuf), "after:%u",
+				 1 + (unsigned)((k * 2654435761ull) % (unsigned long)(r ? r : 1)));
 			if (ex(&c, kbuf, &out, "check", c.pool, NULL, NULL, NULL, NULL)) {
 				free(ks);
 				return -1;
@@ -449,8 +480,10 @@ int main(int argc, char **argv)
 			o.work = v;
 		else if (!strcmp(a, "--example"))
 			o.example = v;
-		else if (!strcmp(a, "--designs"))
-			snprintf(o.designs, sizeof(o.designs), "%s", v);
+		else if (!strcmp(a, "--designs")) {
+			if (snprintf(o.designs, sizeof(o.designs), "%s", v) >= (int)sizeof(o.designs))
+				return usage();
+		}
 		else if (!strcmp(a, "--ops"))
 			o.ops = (unsigned)atoi(v);
 		else if (!strcmp(a, "--max-points"))
