@@ -2,7 +2,8 @@
  * test_files.h -- file helpers the tests share: read a whole file (slurp),
  * write one (spit), check one's bytes (assert_file_is), remove a pool's
  * three files (remove_pool_files), create a pool where none was
- * (fresh_pool), count an SPM_AUDIT log's reused pads (audit_reused).
+ * (fresh_pool), keep a pool's files and put them back (pool_save,
+ * pool_restore), count an SPM_AUDIT log's reused pads (audit_reused).
  * Include after <cmocka.h>: failures are cmocka assertions.
  */
 #ifndef SPM_TEST_FILES_H
@@ -74,6 +75,50 @@ static inline spm_pool *fresh_pool(const char *path, size_t size, const char *op
 	if (rc != 0)
 		fail_msg("spm_create %s (%s): %d %s", path, opts ? opts : "", rc, spm_errormsg());
 	return p;
+}
+
+/* A pool's three files in memory (pool_save), to put back (pool_restore). */
+struct pool_image {
+	uint8_t *bytes[3];
+	size_t len[3];
+};
+
+/* pool_file -- buf = path's file i: <path>, <path>.meta, <path>.key. */
+static inline void pool_file(char *buf, size_t size, const char *path, unsigned i)
+{
+	static const char *const suffix[3] = {"", ".meta", ".key"};
+	if (snprintf(buf, size, "%s%s", path, suffix[i]) >= (int)size)
+		abort();
+}
+
+/* pool_save -- img = the files of the pool at path (img's old bytes freed). */
+static inline void pool_save(const char *path, struct pool_image *img)
+{
+	char f[4300];
+	for (unsigned i = 0; i < 3; i++) {
+		pool_file(f, sizeof(f), path, i);
+		free(img->bytes[i]);
+		img->bytes[i] = slurp(f, &img->len[i]);
+	}
+}
+
+/* pool_restore -- the files of the pool at path as pool_save saw them. */
+static inline void pool_restore(const char *path, const struct pool_image *img)
+{
+	char f[4300];
+	for (unsigned i = 0; i < 3; i++) {
+		pool_file(f, sizeof(f), path, i);
+		spit(f, img->bytes[i], img->len[i]);
+	}
+}
+
+/* pool_image_free -- the bytes of img. */
+static inline void pool_image_free(struct pool_image *img)
+{
+	for (unsigned i = 0; i < 3; i++) {
+		free(img->bytes[i]);
+		img->bytes[i] = NULL;
+	}
 }
 
 /* audit_lines -- the number of lines the shell pipeline cmd prints. */

@@ -53,25 +53,10 @@ static int put(spm_pool *p, uint8_t g)
 }
 
 /* The pool's files as new_pool made them, put back before each crash. */
-static struct {
-	uint8_t *bytes[3];
-	size_t len[3];
-} saved;
-
-static const char *const suffix[3] = {"", ".meta", ".key"};
-
-/* restore -- the pool's three files as new_pool left them. */
-static void restore(void)
-{
-	for (unsigned i = 0; i < 3; i++) {
-		char f[2300];
-		snprintf(f, sizeof(f), "%s%s", pool, suffix[i]);
-		spit(f, saved.bytes[i], saved.len[i]);
-	}
-}
+static struct pool_image saved;
 
 /* new_pool -- a pool of design whose root holds generation 0, its files
- * saved for restore. */
+ * saved for pool_restore. */
 static void new_pool(const char *design)
 {
 	char opts[64];
@@ -79,12 +64,7 @@ static void new_pool(const char *design)
 	spm_pool *p = fresh_pool(pool, POOL_SIZE, opts);
 	assert_int_equal(put(p, 0), 0);
 	assert_int_equal(spm_close(p), 0);
-	for (unsigned i = 0; i < 3; i++) {
-		char f[2300];
-		snprintf(f, sizeof(f), "%s%s", pool, suffix[i]);
-		free(saved.bytes[i]);
-		saved.bytes[i] = slurp(f, &saved.len[i]);
-	}
+	pool_save(pool, &saved);
 }
 
 struct outcome {
@@ -198,7 +178,7 @@ static unsigned sweep(const char *design, const char *durability, const char *p,
 	for (unsigned k = 1; k <= n; k++) {
 		char crash[32];
 		struct outcome o;
-		restore();
+		pool_restore(pool, &saved);
 		snprintf(crash, sizeof(crash), "after:%u", k);
 		snprintf(power, sizeof(power), "%u:%s", 1000 + k, p);
 		run(&o, crash, power, options);
@@ -283,7 +263,6 @@ int main(int argc, char **argv)
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	remove_pool_files(pool);
-	for (unsigned i = 0; i < 3; i++)
-		free(saved.bytes[i]);
+	pool_image_free(&saved);
 	return rc;
 }

@@ -31,7 +31,6 @@
 #define GENS 100
 
 static char pool[2200];
-static const char *const suffix[3] = {"", ".meta", ".key"};
 
 /* put_gen -- one transaction: every word of the root line is g. */
 static int put_gen(spm_pool *p, uint64_t g)
@@ -110,17 +109,11 @@ static unsigned sweep(const char *design)
 	char crash[64];
 	snprintf(crash, sizeof(crash), "point:tx.committed:%d", GENS);
 	assert_true(killed(spawn("run", crash)));
-	uint8_t *files[3];
-	size_t len[3];
-	char f[3][2300];
-	for (unsigned i = 0; i < 3; i++) {
-		snprintf(f[i], sizeof(f[i]), "%s%s", pool, suffix[i]);
-		files[i] = slurp(f[i], &len[i]);
-	}
+	struct pool_image crashed = {0};
+	pool_save(pool, &crashed);
 	unsigned k = 1;
 	for (;; k++) {
-		for (unsigned i = 0; i < 3; i++)
-			spit(f[i], files[i], len[i]);
+		pool_restore(pool, &crashed);
 		snprintf(crash, sizeof(crash), "point:recovery.entry_freed:%u", k);
 		int st = spawn("open", crash);
 		if (!killed(st)) { /* past the last point: recovery completed */
@@ -134,8 +127,7 @@ static unsigned sweep(const char *design)
 				 "open found generation %lld, want %d", design, k, (long long)g,
 				 GENS);
 	}
-	for (unsigned i = 0; i < 3; i++)
-		free(files[i]);
+	pool_image_free(&crashed);
 	print_message("%s: %u kills of recovery, each recovered generation %d\n", design,
 		      k - 1, GENS);
 	return k - 1;
