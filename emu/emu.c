@@ -263,7 +263,8 @@ static void emu_free(struct emu *e)
  * before its stale counters could reuse a pad.  A raise is four 8-byte
  * stores: the superblock's next epoch, the data file's epoch, the
  * superblock's epoch, next cleared; after a crash between any two, the data
- * file's epoch is the superblock's or its next.  A word holds a 48-bit
+ * file's epoch is the superblock's or its next (a raise cut short is
+ * finished by the next one before it starts).  A word holds a 48-bit
  * epoch and a 16-bit check of it, so a damaged word is SPM_E_CORRUPT, not a
  * mismatch; the all-zero word is epoch 0, that of pools made before epochs.
  * Not detected: both files restored together (a replay: the integrity
@@ -330,9 +331,17 @@ static void store_word(struct emu *e, uint8_t *base, uint64_t off, uint64_t v)
 	e->stat[ST_MEDIA_WRITES_META]++;
 }
 
-/* epoch_raise -- both files to the next epoch (the order above). */
+/* epoch_raise -- both files to the next epoch (the order above).  A raise
+ * cut short after the data file's store (data = next = E+1, superblock E)
+ * is finished first: raised from there, next would name E+2 while the data
+ * file still says E+1, and a second crash would leave the pool refused as
+ * a mix of two states (found by the power-failure sweeps). */
 static void epoch_raise(struct emu *e)
 {
+	const uint64_t *dw = (const uint64_t *)(e->media.data + DH_EPOCH_OFF);
+	const uint64_t *sw = (const uint64_t *)(e->media.meta + SB_EPOCH_OFF);
+	if (*dw != *sw)
+		store_word(e, e->media.meta, SB_EPOCH_OFF, *dw);
 	uint64_t w = epoch_word(++e->epoch);
 	store_word(e, e->media.meta, SB_NEXT_OFF, w);
 	store_word(e, e->media.data, DH_EPOCH_OFF, w);

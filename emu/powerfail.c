@@ -19,6 +19,8 @@
  *                          point); the others are put back to their shadow
  *                          before the kill.  P=0: nothing unpersisted
  *                          survives; P=0.5: a random half, in any order.
+ *   SPM_POWERFAIL=SEED:P:close   the same, and the power also fails as each
+ *                          pool is closed (after its last persist).
  *
  * With durability=none nothing is persisted explicitly, so the image is the
  * file as opened plus a random part of what was written since: the negative
@@ -44,6 +46,7 @@ struct shadow {
 
 static struct {
 	int armed, parse_error;
+	int at_close; /* ":close": the power also fails as each pool is closed */
 	uint64_t seed;
 	double p;
 	struct shadow open[PF_MAX_MEDIA];
@@ -67,10 +70,11 @@ static void parse(void)
 	}
 	const char *ps = end + 1;
 	double p = strtod(ps, &end);
-	if (end == ps || *end || !(p >= 0.0 && p <= 1.0)) {
+	if (end == ps || !(p >= 0.0 && p <= 1.0) || (*end && strcmp(end, ":close"))) {
 		pf.parse_error = 1;
 		return;
 	}
+	pf.at_close = *end != '\0';
 	pf.seed = seed;
 	pf.p = p;
 	pf.armed = 1;
@@ -81,7 +85,8 @@ int emu_powerfail_init(void)
 {
 	pthread_once(&pf_once, parse);
 	if (pf.parse_error)
-		return emu_err(SPM_E_OPTION, "SPM_POWERFAIL: bad value \"%s\" (SEED:P, P in [0, 1])",
+		return emu_err(SPM_E_OPTION, "SPM_POWERFAIL: bad value \"%s\" (SEED:P[:close], "
+			       "P in [0, 1])",
 			       getenv("SPM_POWERFAIL"));
 	return 0;
 }
@@ -160,14 +165,24 @@ int emu_powerfail_attach(struct media *m)
 	return 0;
 }
 
-/* emu_powerfail_detach -- m is being unmapped: forget its shadows. */
+static void fail_region(uint8_t *live, const uint8_t *shadow, size_t len, double p,
+			uint64_t *rng);
+
+/* emu_powerfail_detach -- m is being unmapped: forget its shadows (with
+ * ":close", after a power failure: a clean close must have persisted all
+ * that the next open needs). */
 void emu_powerfail_detach(const struct media *m)
 {
 	if (!pf.armed)
 		return;
+	uint64_t rng = (pf.seed * 0x9e3779b97f4a7c15ull) | 1;
 	pthread_mutex_lock(&pf_lock);
 	for (unsigned i = 0; i < PF_MAX_MEDIA; i++)
 		if (pf.open[i].m == m) {
+			if (pf.at_close) {
+				fail_region(m->data, pf.open[i].data, m->data_len, pf.p, &rng);
+				fail_region(m->meta, pf.open[i].meta, m->meta_len, pf.p, &rng);
+			}
 			free(pf.open[i].data);
 			free(pf.open[i].meta);
 			pf.open[i] = (struct shadow){0};
