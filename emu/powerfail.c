@@ -165,8 +165,24 @@ int emu_powerfail_attach(struct media *m)
 	return 0;
 }
 
+/* next -- xorshift64*: 53 random bits in [0, 1). */
+static double next(uint64_t *x)
+{
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return (double)((*x * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+}
+
+/* fail_region -- each line of live that differs from its shadow survives
+ * with probability p, else gets the shadow's bytes back. */
 static void fail_region(uint8_t *live, const uint8_t *shadow, size_t len, double p,
-			uint64_t *rng);
+			uint64_t *rng)
+{
+	for (size_t off = 0; off + EMU_LINE <= len; off += EMU_LINE)
+		if (memcmp(live + off, shadow + off, EMU_LINE) != 0 && !(next(rng) < p))
+			memcpy(live + off, shadow + off, EMU_LINE);
+}
 
 /* emu_powerfail_detach -- m is being unmapped: forget its shadows (with
  * ":close", after a power failure: a clean close must have persisted all
@@ -188,25 +204,6 @@ void emu_powerfail_detach(const struct media *m)
 			pf.open[i] = (struct shadow){0};
 		}
 	pthread_mutex_unlock(&pf_lock);
-}
-
-/* next -- xorshift64*: 53 random bits in [0, 1). */
-static double next(uint64_t *x)
-{
-	*x ^= *x >> 12;
-	*x ^= *x << 25;
-	*x ^= *x >> 27;
-	return (double)((*x * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
-}
-
-/* fail_region -- each line of live that differs from its shadow survives
- * with probability p, else gets the shadow's bytes back. */
-static void fail_region(uint8_t *live, const uint8_t *shadow, size_t len, double p,
-			uint64_t *rng)
-{
-	for (size_t off = 0; off + EMU_LINE <= len; off += EMU_LINE)
-		if (memcmp(live + off, shadow + off, EMU_LINE) != 0 && !(next(rng) < p))
-			memcpy(live + off, shadow + off, EMU_LINE);
 }
 
 /* emu_powerfail_apply -- the image a power failure at crash point hit
