@@ -221,5 +221,9 @@ void emu_powerfail_apply(uint64_t hit)
 		fail_region(sh->m->data, sh->data, sh->m->data_len, pf.p, &rng);
 		fail_region(sh->m->meta, sh->meta, sh->m->meta_len, pf.p, &rng);
 	}
-	pthread_mutex_unlock(&pf_lock);
+	/* pf_lock stays held: the process dies next (crash.c: die).  Another
+	 * thread may have passed its power.persist crash point before this one
+	 * took crash_lock and be waiting here: released, it would complete a
+	 * persist the image above did not see, return, and store lines that
+	 * depend on it before SIGKILL lands -- an image no power failure leaves. */
 }
