@@ -1,4 +1,4 @@
-/* test_mt_crash.c -- kill -9 of a process whose threads commit transactions at once: after recovery each thread's committed transactions are all there, whole, and nothing of the others; the allocator hands out nothing twice; no pad was used twice (SPM_AUDIT).  The unsafe design fails it. */
+/* test_mt_crash.c -- kill -9 of a process whose threads commit transactions at once: after recovery each thread's committed transactions are all there, whole, and nothing of the others; the allocator hands out nothing twice; no pad was used twice (SPM_AUDIT).  The unsafe design fails it.  The same with power failures (SPM_POWERFAIL, durability=pmem) struck at a crash point of any thread; durability=none fails that. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -25,6 +25,7 @@
 #define NREC 4096u  /* records per thread: one line each */
 #define LISTMAX 3u  /* live nodes kept in a thread's list */
 #define ROUNDS 40   /* kills per design */
+#define POWER_ROUNDS 24 /* power failures per design */
 
 /* A thread's slot: one line of the root. */
 struct slot {
@@ -295,10 +296,52 @@ static uint64_t kill_round(const char *pool, struct shared *sh, uint64_t more, i
 	return __atomic_load_n(&sh->commits, __ATOMIC_ACQUIRE);
 }
 
-/* rounds -- ROUNDS kills of design's threads, each followed by recovery and
- * the checks; the rounds whose checks failed (the first reason in why). */
-static unsigned rounds(const char *design, int audit_on, unsigned *reused,
-		       unsigned *audited, const char **why)
+/* power_round -- a child (this program run again, "power-child", so that
+ * it reads SPM_CRASH and SPM_POWERFAIL afresh) runs the threads with conf
+ * until a crash point of any of them fails the power (SPM_CRASH=random):
+ * the commits seen by then.  *done: the child finished first. */
+static uint64_t power_round(const char *pool, struct shared *sh, int shm, uint64_t seed,
+			    const char *conf, int *done)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char crash[64], power[64], fd[16];
+		snprintf(crash, sizeof(crash), "random:%llu:0.0005", (unsigned long long)seed);
+		snprintf(power, sizeof(power), "%llu:0.5", (unsigned long long)seed);
+		snprintf(fd, sizeof(fd), "%d", shm);
+		if (setenv("SPM_CRASH", crash, 1) || setenv("SPM_POWERFAIL", power, 1) ||
+		    setenv("SPM_CONF", conf, 1))
+			_exit(4);
+		execl("/proc/self/exe", "test_mt_crash", "power-child", pool, fd, (char *)NULL);
+		_exit(5);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	*done = WIFEXITED(st);
+	if (*done)
+		assert_int_equal(WEXITSTATUS(st), 0);
+	else
+		assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	return __atomic_load_n(&sh->commits, __ATOMIC_ACQUIRE);
+}
+
+/* power_child -- the process power_round starts: child() with the commit
+ * count in the shared memory it inherited as fd. */
+static int power_child(const char *pool, int fd)
+{
+	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (sh == MAP_FAILED)
+		return 6;
+	child(pool, sh);
+	return 0;
+}
+
+/* rounds -- ROUNDS kills of design's threads (power_conf NULL), or
+ * POWER_ROUNDS power failures under power_conf, each followed by recovery
+ * and the checks; the rounds whose checks failed (the first reason in why). */
+static unsigned rounds(const char *design, const char *power_conf, int audit_on,
+		       unsigned *reused, unsigned *audited, const char **why)
 {
 	char pool[2200], audit[2200];
 	paths(design, pool, audit, sizeof(pool));
@@ -306,22 +349,32 @@ static unsigned rounds(const char *design, int audit_on, unsigned *reused,
 	setup(pool, design);
 	if (audit_on)
 		setenv("SPM_AUDIT", audit, 1); /* the children's pads and recovery's */
-	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	/* shared with the children, across exec too */
+	int shm = memfd_create("test_mt_crash", 0);
+	assert_true(shm >= 0);
+	assert_int_equal(ftruncate(shm, sizeof(struct shared)), 0);
+	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED, shm, 0);
 	assert_true(sh != MAP_FAILED);
 	sh->commits = 0;
+	static char first_why[256];
 	unsigned failed = 0, seed = 12345;
 	*why = NULL;
-	for (unsigned k = 0; k < ROUNDS; k++) {
+	for (unsigned k = 0; k < (power_conf ? POWER_ROUNDS : ROUNDS); k++) {
 		seed = seed * 1103515245u + 12345u;
 		int done;
-		uint64_t seen = kill_round(pool, sh, 1 + (seed >> 16) % 400, &done), total = 0;
+		uint64_t seen = power_conf
+					? power_round(pool, sh, shm, seed >> 8, power_conf, &done)
+					: kill_round(pool, sh, 1 + (seed >> 16) % 400, &done),
+			 total = 0;
 		const char *bad = recover_and_check(pool, &total);
 		if (!bad && total < seen)
 			bad = "a committed transaction was lost";
 		if (bad) {
 			failed++;
-			*why = *why ? *why : bad;
+			if (!*why) { /* copied: bad may be spm_errormsg(), which setup clears */
+				snprintf(first_why, sizeof(first_why), "%s", bad);
+				*why = first_why;
+			}
 			setup(pool, design); /* start the next round from a sound pool */
 			sh->commits = 0;
 		} else {
@@ -335,6 +388,7 @@ static unsigned rounds(const char *design, int audit_on, unsigned *reused,
 	if (audit_on)
 		*reused = audit_reused(audit, audited);
 	munmap(sh, sizeof(*sh));
+	close(shm);
 	remove_pool_files(pool);
 	unlink(audit);
 	return failed;
@@ -346,7 +400,7 @@ static void safe_design(void **state)
 	const char *design = *state, *why;
 	unsigned reused, audited;
 	int encrypted = strcmp(design, "plain") != 0;
-	unsigned failed = rounds(design, encrypted, &reused, &audited, &why);
+	unsigned failed = rounds(design, NULL, encrypted, &reused, &audited, &why);
 	print_message("%s: %u of %u kills failed%s%s, %u reused pads of %u audited\n",
 		      design, failed, ROUNDS, why ? ": " : "", why ? why : "", reused, audited);
 	assert_int_equal(failed, 0);
@@ -361,20 +415,56 @@ static void unsafe_fails(void **state)
 	(void)state;
 	const char *why;
 	unsigned reused, audited;
-	unsigned failed = rounds("unsafe", 0, &reused, &audited, &why);
+	unsigned failed = rounds("unsafe", NULL, 0, &reused, &audited, &why);
 	print_message("unsafe: %u of %u kills failed (%s)\n", failed, ROUNDS,
 		      why ? why : "none");
 	assert_true(failed > 0);
 }
 
-int main(void)
+/* Power failures of persistent memory (durability=pmem) at a crash point of
+ * any thread: lines not yet persisted are lost or kept at random
+ * (SPM_POWERFAIL), the other threads stopped wherever they were. */
+static void power_safe(void **state)
 {
+	const char *design = *state, *why;
+	unsigned reused, audited;
+	unsigned failed = rounds(design, "durability=pmem", 1, &reused, &audited, &why);
+	print_message("%s: %u of %u power failures failed%s%s, %u reused pads of %u audited\n",
+		      design, failed, POWER_ROUNDS, why ? ": " : "", why ? why : "", reused,
+		      audited);
+	assert_int_equal(failed, 0);
+	assert_int_equal(reused, 0);
+	assert_true(audited > 0);
+}
+
+/* The negative control: with durability=none nothing is persisted, and a
+ * power failure loses commits. */
+static void power_none_fails(void **state)
+{
+	(void)state;
+	const char *why;
+	unsigned reused, audited;
+	unsigned failed = rounds("sca", "durability=none", 0, &reused, &audited, &why);
+	print_message("sca, durability=none: %u of %u power failures failed (%s)\n", failed,
+		      POWER_ROUNDS, why ? why : "none");
+	assert_true(failed > 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "power-child"))
+		return power_child(argv[2], atoi(argv[3]));
 	static const char *const designs[] = {"plain", "sca", "fca", "ideal", "supermem"};
-	struct CMUnitTest tests[6];
+	static const char *const power_designs[] = {"sca", "fca", "supermem"};
+	struct CMUnitTest tests[10];
 	size_t n = 0;
 	for (size_t i = 0; i < sizeof(designs) / sizeof(designs[0]); i++)
 		tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(safe_design,
 									  (void *)designs[i]);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(unsafe_fails);
+	for (size_t i = 0; i < sizeof(power_designs) / sizeof(power_designs[0]); i++)
+		tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(power_safe,
+									  (void *)power_designs[i]);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(power_none_fails);
 	return _cmocka_run_group_tests("test_mt_crash", tests, n, NULL, NULL);
 }
