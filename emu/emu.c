@@ -141,26 +141,9 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 	e->tm.qdata.any = e->tm.qctr.any = cfg->wpq_any;
 	e->tm.qdata.inorder = e->tm.qctr.inorder =
 		cfg->wpq_inorder >= 0 ? cfg->wpq_inorder : p->wpq_inorder;
-	emu_mutex_init(&e->lock);
+	pthread_mutex_init(&e->lock, NULL);
 	e->lock_ready = 1;
 	return 0;
-}
-
-/*
- * emu_mutex_init -- the controller's lock and the runtime's per-operation
- * locks are held for a microsecond or two, many times per transaction.  A
- * default mutex puts a waiter to sleep at once, and with two threads over a
- * third of the time went to futex sleeps and wake-ups (37 % of a 2-thread
- * profile of SCA hash-table inserts).
- * glibc's adaptive mutex first spins for a bounded count, then sleeps.
- */
-void emu_mutex_init(pthread_mutex_t *m)
-{
-	pthread_mutexattr_t a;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
-	pthread_mutex_init(m, &a);
-	pthread_mutexattr_destroy(&a);
 }
 
 /* ctr_map_bytes -- size of the controller's counter array. */

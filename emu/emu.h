@@ -6,7 +6,6 @@
 #ifndef SPM_EMU_H
 #define SPM_EMU_H 1
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,10 +51,6 @@ struct emu_config {
 };
 
 void emu_config_init(struct emu_config *cfg);
-
-/* emu_mutex_init -- a lock taken on every operation by several threads: it
- * spins a little before it sleeps (glibc's adaptive mutex). */
-void emu_mutex_init(pthread_mutex_t *m);
 
 struct emu;
 

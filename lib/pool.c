@@ -58,10 +58,10 @@ static spm_pool *pool_new(void)
 		return NULL;
 	p->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
 	pthread_mutex_init(&p->root_lock, NULL);
-	emu_mutex_init(&p->own_lock);
+	pthread_mutex_init(&p->own_lock, NULL);
 	pthread_mutex_init(&p->evict_lock, NULL);
-	emu_mutex_init(&p->bm_lock);
-	emu_mutex_init(&p->busy_lock);
+	pthread_mutex_init(&p->bm_lock, NULL);
+	pthread_mutex_init(&p->busy_lock, NULL);
 	return p;
 }
 
