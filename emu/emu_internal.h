@@ -145,8 +145,9 @@ struct timing {
 	int core_banks;            /* a core's bank b is bank (b + core) mod banks */
 	int off;                   /* timing=off: no memory model, every request served at once */
 	struct tm_cal bank[TM_MAX_BANKS];
-	uint64_t act[EMU_MAX_CORES][4]; /* each core's last four activations, oldest
-					 * recorded first (tFAW; 0: none yet) */
+	uint64_t act[EMU_MAX_CORES][4]; /* each core's last four activations, a ring
+					 * (tFAW; 0: none yet) */
+	uint8_t act_next[EMU_MAX_CORES]; /* the ring's oldest: the next replaced */
 	uint64_t aes_free;
 	struct tm_queue qdata, qctr;
 	uint64_t clock[EMU_MAX_CORES];

@@ -97,6 +97,7 @@ void tm_reset(struct timing *t)
 	for (unsigned b = 0; b < TM_MAX_BANKS; b++)
 		t->bank[b].n = 0, t->bank[b].floor = 0;
 	memset(t->act, 0, sizeof(t->act)); /* 0: no activation (faw_check) */
+	memset(t->act_next, 0, sizeof(t->act_next));
 	memset(t->clock, 0, sizeof(t->clock));
 	memset(t->pending, 0, sizeof(t->pending));
 	memset(t->qdata.slot_free, 0, sizeof(t->qdata.slot_free));
@@ -254,9 +255,9 @@ HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, u
 
 /*
  * faw_check -- the earliest activation of core's at or after at such that
- * it and that core's last four activations (act, oldest recorded first;
- * 0: none yet) do not all fall within one tFAW: if they would, at
- * waits until tFAW after the earliest of the four.  The four are taken in time order, so a request
+ * it and that core's last four activations (act, in any order; 0: none
+ * yet) do not all fall within one tFAW: if they would, at waits until tFAW
+ * after the earliest of the four.  The four are taken in time order, so a request
  * whose bank was idle while others had backlogs is not held behind later
  * activations; one earlier than all four is checked against them only
  * (with the profiles' tFAW this is within a point of an exact check of
@@ -270,30 +271,35 @@ HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, u
 static inline uint64_t faw_check(const struct timing *t, unsigned core, uint64_t at)
 {
 	const uint64_t *a = t->act[core];
-	/* fewer than four so far (the oldest slot still empty): it passes.  A
-	 * sentinel of UINT64_MAX instead would let the span test below pass
-	 * too, but not for at within tFAW of 2^64 ps (spm_model_work can take
-	 * a core there), where lo + tFAW wraps */
-	if (__builtin_expect(!a[0], 0))
-		return at;
 	uint64_t lo = a[0] < a[1] ? a[0] : a[1], hi = a[0] ^ a[1] ^ lo;
 	uint64_t lo2 = a[2] < a[3] ? a[2] : a[3], hi2 = a[2] ^ a[3] ^ lo2;
 	lo = lo < lo2 ? lo : lo2;
 	hi = hi > hi2 ? hi : hi2;
+	/* fewer than four so far (a slot still empty): it passes.  A
+	 * sentinel of UINT64_MAX instead would let the span test below pass
+	 * too, but not for at within tFAW of 2^64 ps (spm_model_work can take
+	 * a core there), where lo + tFAW wraps */
+	if (__builtin_expect(!lo, 0))
+		return at;
 	/* any span passes where tFAW is 0 */
 	uint64_t first = lo < at ? lo : at, last = hi > at ? hi : at;
 	return last - first >= t->faw ? at : lo + t->faw;
 }
 
-/* faw_record -- core activated a row at time at: it drops the oldest of
- * the four (times are at least 1, as when 0 marked none). */
+/*
+ * faw_record -- core activated a row at time at: it replaces the oldest of
+ * the four (times are at least 1, as 0 marks none).  A ring, one 8-byte
+ * store: shifting the four down made each record load 16 bytes that two
+ * earlier 8-byte stores had written, which the CPU cannot forward from its
+ * store buffer; the load then waited for every older store to drain, the
+ * write path's non-temporal stores included, and that wait took a quarter
+ * of write_lines_locked's time in some builds (session 15).
+ */
 static inline void faw_record(struct timing *t, unsigned core, uint64_t at)
 {
-	uint64_t *a = t->act[core];
-	a[0] = a[1];
-	a[1] = a[2];
-	a[2] = a[3];
-	a[3] = at ? at : 1;
+	const unsigned i = t->act_next[core];
+	t->act[core][i] = at ? at : 1;
+	t->act_next[core] = (uint8_t)((i + 1) & 3);
 }
 
 /*
