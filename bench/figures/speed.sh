@@ -1,21 +1,45 @@
 #!/usr/bin/env bash
 # speed.sh -- wall-clock speed against libpmemobj (issue #5's targets): operations per second
-# of plain, fca and sca over libpmemobj's (the pmdk design) in the same run, medians of REPS
-# repetitions, once with the timing model (speed.csv) and once without it (timing=off,
-# speed-timing-off.csv).  Wall-clock, so it moves between runs; not part of all.sh.
+# of plain, fca and sca over libpmemobj's (the pmdk design) in the same process, once with
+# the timing model (speed.csv) and once without it (timing=off, speed-timing-off.csv).
+# PROCS processes (default 5) run every design in turn; the medians are over processes.
+# Separate processes because a process's speed depends on where its stack and mappings
+# land (address-space randomization; doc/results.md, session 15): in-process repetitions
+# all share one draw.  Wall-clock, so it moves between runs; not part of all.sh.
 . "$(dirname "$0")/common.sh"
 OPS=${OPS:-200000}
-REPS=${REPS:-5}
+PROCS=${PROCS:-5}
 dat=$OUT/speed.dat
 
-bench --designs plain,fca,sca,pmdk --ops "$OPS" --reps "$REPS" --csv "$OUT/speed.csv" >/dev/null
-bench --designs plain,fca,sca,pmdk --ops "$OPS" --reps "$REPS" --set timing=off \
-	--csv "$OUT/speed-timing-off.csv" >/dev/null
+# one CSV per configuration, a block of rows per process (one header)
+for csv in speed speed-timing-off; do rm -f "$OUT/$csv.csv"; done
+for p in $(seq "$PROCS"); do
+	for cfg in speed speed-timing-off; do
+		set=(); [ "$cfg" = speed-timing-off ] && set=(--set timing=off)
+		bench --designs plain,fca,sca,pmdk --ops "$OPS" --reps 1 "${set[@]}" \
+			--csv "$OUT/$cfg.one.csv" >/dev/null
+		if [ -f "$OUT/$cfg.csv" ]; then tail -n +2 "$OUT/$cfg.one.csv" >> "$OUT/$cfg.csv"
+		else cp "$OUT/$cfg.one.csv" "$OUT/$cfg.csv"; fi
+		rm -f "$OUT/$cfg.one.csv"
+	done
+done
 
-# rate / libpmemobj's rate, per workload: the three designs with the model, then without
+# rate / libpmemobj's rate in the same process, median over the processes, per workload:
+# the three designs with the model, then without
 awk -v workloads="$WORKLOADS" "$AWK_COLS"'
 FNR == 1 { next } # the second file'"'"'s header
-{ r[FILENAME, $col["workload"], $col["design"]] = $col["ops"] * 1e9 / $col["wall_ns"] }
+{
+	k = FILENAME SUBSEP $col["workload"] SUBSEP $col["design"]
+	r[k, ++seen[k]] = $col["ops"] * 1e9 / $col["wall_ns"] # the seen[k]-th process
+}
+function median(f, w, d,    n, i, j, v, t) {
+	n = seen[f, w, d]
+	for (i = 1; i <= n; i++) v[i] = r[f, w, d, i] / r[f, w, "pmdk", i]
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j] < v[j - 1]; j--) {
+		t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+	}
+	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
 END {
 	nw = split(workloads, W, " "); split("plain fca sca", D, " ")
 	print "workload plain fca sca plain-off fca-off sca-off"
@@ -23,9 +47,10 @@ END {
 		printf "%s", W[j]
 		for (f = 1; f <= 2; f++)
 			for (i = 1; i <= 3; i++)
-				printf " %.3f", r[ARGV[f], W[j], D[i]] / r[ARGV[f], W[j], "pmdk"]
+				printf " %.3f", median(ARGV[f], W[j], D[i])
 		print ""
 	}
+	print "# medians over " seen[ARGV[1], W[1], "pmdk"] " processes of the rate over libpmemobj'"'"'s in the same process"
 	print "# targets (queue, hashmap, btree): plain >= 1.5, fca and sca >= 1.0 the rate of libpmemobj"
 }' "$OUT/speed.csv" "$OUT/speed-timing-off.csv" > "$dat"
 grep -v "^#" "$dat" | column -t; grep "^#" "$dat" || true
@@ -34,7 +59,7 @@ gnuplot <<GP
 $GP_STYLE
 set terminal $TERM_PNG size 1000,480
 set output "$OUT/speed.png"
-set title "Wall-clock rate over libpmemobj's, same run (medians of $REPS; $OPS ops, 64 B)"
+set title "Wall-clock rate over libpmemobj's in the same process (medians of $PROCS processes; $OPS ops, 64 B)"
 $GP_HISTOGRAM
 set ylabel "ops/s / libpmemobj's ops/s"
 set yrange [0:*]
