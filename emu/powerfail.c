@@ -207,7 +207,8 @@ void emu_powerfail_detach(const struct media *m)
 }
 
 /* emu_powerfail_apply -- the image a power failure at crash point hit
- * leaves, put into every shadowed mapping (the process dies next). */
+ * leaves, put into every shadowed mapping; it returns holding pf_lock, so
+ * that no persist completes after it (the process dies next). */
 void emu_powerfail_apply(uint64_t hit)
 {
 	if (!pf.armed)
