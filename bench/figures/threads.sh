@@ -47,6 +47,7 @@ END {
 }' "$csv" > "$dat"
 grep -v "^#" "$dat" | column -t; grep "^#" "$dat" || true
 
+ncols=$(grep -v "^#" "$dat" | head -1 | wc -w) # case, then a column per design and count
 gnuplot <<GP
 $GP_STYLE
 set terminal $TERM_PNG size 900,480
@@ -58,7 +59,6 @@ set yrange [0:*]
 set grid ytics
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2
 set key autotitle columnheader
-set linetype 11 lc rgb "#8c8c8c" lw 2
-plot "$dat" using 2:xtic(1) lt 1, "" using 3 lt 5, "" using 4 lt 6, "" using 5 lt 11
+plot for [i=2:$ncols] "$dat" using i:xtic(1)
 GP
 echo "wrote $OUT/threads.png" >&2
