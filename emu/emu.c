@@ -123,6 +123,10 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 	if (cfg->bank_hash == 1 && (banks & (banks - 1)))
 		return emu_err(SPM_E_OPTION, "bank_hash=1: needs a power-of-two number of "
 			       "banks, not %u", banks);
+	if (cfg->wpq_window > 1 && !(cfg->wpq_inorder >= 0 ? cfg->wpq_inorder : p->wpq_inorder))
+		return emu_err(SPM_E_OPTION, "wpq_window=%u: needs wpq_issue=inorder (the "
+			       "supermem profile's; with bankfree no write waits for an "
+			       "earlier one)", cfg->wpq_window);
 	if (cfg->t_rcd >= 0) q.t_rcd = cfg->t_rcd;
 	if (cfg->t_cl >= 0) q.t_cl = cfg->t_cl;
 	if (cfg->t_cwd >= 0) q.t_cwd = cfg->t_cwd;
@@ -141,6 +145,8 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 	e->tm.qdata.any = e->tm.qctr.any = cfg->wpq_any;
 	e->tm.qdata.inorder = e->tm.qctr.inorder =
 		cfg->wpq_inorder >= 0 ? cfg->wpq_inorder : p->wpq_inorder;
+	if (cfg->wpq_window)
+		e->tm.qdata.window = e->tm.qctr.window = cfg->wpq_window;
 	pthread_mutex_init(&e->lock, NULL);
 	e->lock_ready = 1;
 	return 0;

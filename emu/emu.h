@@ -13,6 +13,7 @@
 #define EMU_LINE 64u
 #define EMU_PAGE 4096u
 #define EMU_MAX_CORES 64u
+#define EMU_MAX_WPQ_WINDOW 64u /* wpq_window's largest */
 /* Page 0 of the data file is the data header; the heap starts after it. */
 #define EMU_DATA_HDR_SIZE EMU_PAGE
 
@@ -42,6 +43,7 @@ struct emu_config {
 	int core_banks;      /* each modeled core's memory in its own banks (0: shared) */
 	int wpq_any;         /* a write takes any free queue entry (0: in FIFO order) */
 	int wpq_inorder;     /* queued writes reach their banks in order; -1 = profile */
+	unsigned wpq_window; /* inorder: a write waits for the one this many before it (0: 1) */
 	int timing_off;      /* timing=off: no memory model (spm as a heap, not a study) */
 	int prefault;        /* prefault=1: map every page of the files and the view at
 				create and open (as PMDK's prefault.at_create/at_open) */

@@ -102,6 +102,7 @@ int crypto_hkdf(const uint8_t *key, size_t keylen, const uint8_t *salt,
 
 #define TM_MAX_BANKS 64
 #define TM_MAX_QUEUE 256
+#define TM_MAX_WINDOW EMU_MAX_WPQ_WINDOW
 
 /* A write queue's slots in modeled time: when each slot frees. */
 struct tm_queue {
@@ -110,9 +111,14 @@ struct tm_queue {
 	uint64_t slot_addr[TM_MAX_QUEUE];  /* its address (TM_CTR_ADDR: a counter line) */
 	unsigned cap, pos; /* entries; the next in FIFO order */
 	int any;           /* an entry frees whenever its write completes (take_slot) */
-	int inorder;       /* a core's write reaches its bank no earlier than its last
-			    * (set before the first write: plain copies keep no issue_floor) */
-	uint64_t issue_floor[EMU_MAX_CORES]; /* inorder: the start of each core's last */
+	int inorder;       /* a core's write reaches its bank no earlier than the one
+			    * window writes before it in the core's queue order (window 1:
+			    * its last); set before the first write: plain copies keep no
+			    * issue_win */
+	unsigned window;   /* 1..TM_MAX_WINDOW (wpq_window) */
+	unsigned win_pos[EMU_MAX_CORES]; /* inorder: each core's next issue_win entry */
+	uint64_t issue_win[EMU_MAX_CORES][TM_MAX_WINDOW]; /* inorder: the starts of each
+							   * core's last window writes (a ring) */
 };
 #define TM_CTR_ADDR (1ull << 63)
 

@@ -77,6 +77,7 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->wpq_shared = p->wpq_shared;
 	t->qdata.cap = wpq_data;
 	t->qctr.cap = wpq_ctr;
+	t->qdata.window = t->qctr.window = 1; /* wpq_window's default: in order */
 	tm_reset(t);
 }
 
@@ -103,8 +104,10 @@ void tm_reset(struct timing *t)
 	memset(t->qdata.slot_free, 0, sizeof(t->qdata.slot_free));
 	memset(t->qctr.slot_free, 0, sizeof(t->qctr.slot_free));
 	memset(t->qdata.slot_start, 0, sizeof(t->qdata.slot_start));
-	memset(t->qdata.issue_floor, 0, sizeof(t->qdata.issue_floor));
-	memset(t->qctr.issue_floor, 0, sizeof(t->qctr.issue_floor));
+	memset(t->qdata.issue_win, 0, sizeof(t->qdata.issue_win));
+	memset(t->qctr.issue_win, 0, sizeof(t->qctr.issue_win));
+	memset(t->qdata.win_pos, 0, sizeof(t->qdata.win_pos));
+	memset(t->qctr.win_pos, 0, sizeof(t->qctr.win_pos));
 	memset(t->qctr.slot_start, 0, sizeof(t->qctr.slot_start));
 	t->aes_free = 0;
 	t->qdata.pos = t->qctr.pos = 0;
@@ -400,10 +403,15 @@ HOT uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q, uns
 	uint64_t slot = q->slot_free[s];
 	uint64_t accept = max64(ready, slot);
 	*stalled = slot > ready;
-	const uint64_t at = !plain && q->inorder ? max64(accept, q->issue_floor[core]) : accept;
+	/* inorder: no earlier than the start of the core's write window before
+	 * (the ring entry this write's start replaces) */
+	const unsigned w = plain ? 0 : q->win_pos[core];
+	const uint64_t at = !plain && q->inorder ? max64(accept, q->issue_win[core][w]) : accept;
 	uint64_t start = book_write(t, core, plain ? bank : core_bank(t, core, bank), at, busy);
-	if (!plain) /* used only where q->inorder (set before any write) */
-		q->issue_floor[core] = start;
+	if (!plain) { /* used only where q->inorder (set before any write) */
+		q->issue_win[core][w] = start;
+		q->win_pos[core] = w + 1 == q->window ? 0 : w + 1;
+	}
 	q->slot_free[s] = start + busy;
 	q->slot_start[s] = start;
 	q->slot_addr[s] = addr;

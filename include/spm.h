@@ -61,6 +61,10 @@
  *      wpq_issue=inorder|bankfree  a core's queued writes reach their banks
  *                         in queue order, or each as soon as its bank is
  *                         free [profile: sca bankfree, supermem inorder]
+ *      wpq_window=N       with wpq_issue=inorder: a core's write reaches its
+ *                         bank no earlier than its write N before it in
+ *                         queue order did; 1 is strict order, the queue's
+ *                         length is bank-free issue; 1..64 [1]
  *      wpq_order=fifo|any a write takes the queue entry of the write a queue
  *                         length before it (fifo), or any entry whose write
  *                         has completed (any) [fifo]

@@ -115,6 +115,8 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return parse_flag(src, k, v, &c->prefault);
 	if (!strcmp(k, "wpq_issue"))
 		return parse_pair(src, k, v, "inorder", "bankfree", &c->wpq_inorder);
+	if (!strcmp(k, "wpq_window"))
+		return parse_uint(src, k, v, 1, EMU_MAX_WPQ_WINDOW, &c->wpq_window);
 	if (!strcmp(k, "minor_bits"))
 		return parse_uint(src, k, v, 1, 7, &c->minor_bits);
 	if (!strcmp(k, "ctr_placement"))

@@ -200,6 +200,13 @@ static const struct bad bad_cases[] = {
 	{"timing=", NULL, SPM_E_OPTION, "timing", 0},
 	{"wpq_issue=", NULL, SPM_E_OPTION, "wpq_issue", 0},
 	{"wpq_order=", NULL, SPM_E_OPTION, "wpq_order", 0},
+	{"wpq_window=0", NULL, SPM_E_OPTION, "wpq_window", 0},
+	{"wpq_window=65", NULL, SPM_E_OPTION, "wpq_window", 0},
+	{"wpq_window=two", NULL, SPM_E_OPTION, "wpq_window", 0},
+	/* a window needs the in-order queue (the sca profile issues bank-free) */
+	{"design=sca;wpq_window=2", NULL, SPM_E_OPTION, "wpq_window", 0},
+	{"design=supermem;wpq_issue=bankfree;wpq_window=8", NULL, SPM_E_OPTION, "wpq_window",
+	 CREATE_ONLY},
 	{"aes_bits=192", NULL, SPM_E_OPTION, "aes_bits", 0},
 	{"aes_bits=0", NULL, SPM_E_OPTION, "aes_bits", 0},
 	{"aes_bits=512", NULL, SPM_E_OPTION, "aes_bits", 0},

@@ -187,6 +187,18 @@ static void coalescing(void **state)
 	print_message("supermem counter writes for 8 pages: %llu in order, %llu bank-free\n",
 		      (unsigned long long)sm.ctr, (unsigned long long)sm_free.ctr);
 	assert_true(sm.ctr < sm_free.ctr);
+	/* wpq_window=N: a write waits for the one N before it in the queue;
+	 * 1 is the profile's in-order issue, the queue's length (32) is
+	 * bank-free issue, and a window between lets some through */
+	struct traffic w1 = page_traffic("supermem;wpq_window=1"),
+		       w16 = page_traffic("supermem;wpq_window=16"),
+		       w32 = page_traffic("supermem;wpq_window=32");
+	print_message("supermem counter writes with windows 1 / 16 / 32: %llu / %llu / %llu\n",
+		      (unsigned long long)w1.ctr, (unsigned long long)w16.ctr,
+		      (unsigned long long)w32.ctr);
+	assert_int_equal(w1.ctr, sm.ctr);
+	assert_int_equal(w32.ctr, sm_free.ctr);
+	assert_true(w1.ctr <= w16.ctr && w16.ctr <= w32.ctr);
 }
 
 /* ---------------------------------------------------------------- re-encryption */

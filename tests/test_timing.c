@@ -320,6 +320,19 @@ static void test_inorder_issue(void **state)
 		write_by(&t, 1, 2, R); /* core 1's first */
 		assert_int_equal(start_of(&t.qdata), R);
 	}
+	/* wpq_window=2: a write waits for the core's write two before it, not
+	 * for the one just before */
+	struct timing t;
+	model(&t, 64, 16, 8);
+	t.qdata.inorder = 1;
+	t.qdata.window = 2;
+	const uint64_t wt = t.cwd + t.wr;
+	write_by(&t, 0, 0, R);
+	write_by(&t, 0, 0, R); /* reaches bank 0 at R + wt */
+	write_by(&t, 0, 1, R); /* bank 1 is idle; the write two before started at R */
+	assert_int_equal(start_of(&t.qdata), R);
+	write_by(&t, 0, 2, R); /* two before is the one at R + wt */
+	assert_int_equal(start_of(&t.qdata), R + wt);
 }
 
 /* core_banks: core i's bank b is bank (b + i) mod banks, reads included. */
