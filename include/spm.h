@@ -64,7 +64,8 @@
  *      wpq_window=N       with wpq_issue=inorder: a core's write reaches its
  *                         bank no earlier than its write N before it in
  *                         queue order did; 1 is strict order, the queue's
- *                         length is bank-free issue; 1..64 [1]
+ *                         length (one core, FIFO entries) is as bankfree;
+ *                         1..64 [1]
  *      wpq_order=fifo|any a write takes the queue entry of the write a queue
  *                         length before it (fifo), or any entry whose write
  *                         has completed (any) [fifo]
