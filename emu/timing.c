@@ -21,7 +21,8 @@
  * multi-program figure uses any.  With inorder (the supermem profile) a
  * core's write reaches its bank no earlier than the core's write before it
  * in the queue did (the queue issues in order; see the profile in
- * design.c); otherwise as soon as its bank is free.  The AES engine is a
+ * design.c), or with wpq_window=N its write N before (a scheduler that
+ * picks among the oldest N); otherwise as soon as its bank is free.  The AES engine is a
  * busy-until pipeline (ignoring it altogether moves results by under 1 %).
  *
  * The per-write path is inlined into the controller and kept short: a write

@@ -205,8 +205,7 @@ static const struct bad bad_cases[] = {
 	{"wpq_window=two", NULL, SPM_E_OPTION, "wpq_window", 0},
 	/* a window needs the in-order queue (the sca profile issues bank-free) */
 	{"design=sca;wpq_window=2", NULL, SPM_E_OPTION, "wpq_window", 0},
-	{"design=supermem;wpq_issue=bankfree;wpq_window=8", NULL, SPM_E_OPTION, "wpq_window",
-	 CREATE_ONLY},
+	{"wpq_issue=bankfree;wpq_window=8", NULL, SPM_E_OPTION, "wpq_window", 0},
 	{"aes_bits=192", NULL, SPM_E_OPTION, "aes_bits", 0},
 	{"aes_bits=0", NULL, SPM_E_OPTION, "aes_bits", 0},
 	{"aes_bits=512", NULL, SPM_E_OPTION, "aes_bits", 0},

@@ -189,7 +189,10 @@ static void coalescing(void **state)
 	assert_true(sm.ctr < sm_free.ctr);
 	/* wpq_window=N: a write waits for the one N before it in the queue;
 	 * 1 is the profile's in-order issue, the queue's length (32) is
-	 * bank-free issue, and a window between lets some through */
+	 * bank-free issue, and no window removes fewer counter writes than a
+	 * wider one (here every window up to 30 keeps the in-order count: a
+	 * page's counter writes meet within fewer entries; test_timing checks
+	 * the window itself) */
 	struct traffic w1 = page_traffic("supermem;wpq_window=1"),
 		       w16 = page_traffic("supermem;wpq_window=16"),
 		       w32 = page_traffic("supermem;wpq_window=32");

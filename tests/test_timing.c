@@ -333,6 +333,10 @@ static void test_inorder_issue(void **state)
 	assert_int_equal(start_of(&t.qdata), R);
 	write_by(&t, 0, 2, R); /* two before is the one at R + wt */
 	assert_int_equal(start_of(&t.qdata), R + wt);
+	write_by(&t, 1, 3, R); /* each core has its own window: core 1's */
+	assert_int_equal(start_of(&t.qdata), R);
+	write_by(&t, 1, 4, R); /* (shared, this one would wait for core 0's at R + wt) */
+	assert_int_equal(start_of(&t.qdata), R);
 }
 
 /* core_banks: core i's bank b is bank (b + i) mod banks, reads included. */

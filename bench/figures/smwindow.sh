@@ -11,14 +11,16 @@
 OPS=${OPS:-3000}
 WINDOWS=${WINDOWS:-"1 2 4 8 16 20 24 26 28 30 32"}
 csv=$OUT/smwindow.csv dat=$OUT/smwindow.dat
-rm -f "$csv"
+# the runs go to a scratch directory: a failed run leaves the committed CSV as it was
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 for w in $WINDOWS; do
 	bench --profile supermem --designs ideal,wt,supermem --tx-size 256,1024,4096 \
-		--ops "$OPS" --set "wpq_window=$w" --csv "$OUT/smwindow-$w.csv" >/dev/null
-	if [ ! -s "$csv" ]; then head -1 "$OUT/smwindow-$w.csv" | sed 's/$/,window/' > "$csv"; fi
-	tail -n +2 "$OUT/smwindow-$w.csv" | sed "s/\$/,$w/" >> "$csv"
-	rm -f "$OUT/smwindow-$w.csv"
+		--ops "$OPS" --set "wpq_window=$w" --csv "$tmp/one.csv" >/dev/null
+	if [ ! -s "$tmp/all.csv" ]; then head -1 "$tmp/one.csv" | sed 's/$/,window/' > "$tmp/all.csv"; fi
+	tail -n +2 "$tmp/one.csv" | sed "s/\$/,$w/" >> "$tmp/all.csv"
 done
+mv "$tmp/all.csv" "$csv"
 
 awk -v workloads="$WORKLOADS" -v windows="$WINDOWS" "$AWK_COLS"'
 { k = $col["design"] SUBSEP $col["workload"] SUBSEP $col["tx_size"] SUBSEP $col["window"]
@@ -57,10 +59,9 @@ $SM_GP_STYLE
 set terminal $TERM_PNG size 1200,450
 set output "$OUT/smwindow.png"
 set multiplot layout 1,2 title "SuperMem write reduction vs the write queue's scheduling window ($OPS ops, supermem profile)"
-set xlabel "scheduling window (writes; 1 = in order, 32 = bank-free)"
+set xlabel "scheduling window (writes; 1 = in order, the queue length (32) = bank-free)"
 set grid
 set key below horizontal
-set xrange [0:33]
 set ylabel "writes supermem removes vs wt (%, mean of 5 workloads)"
 set yrange [10:50]
 set style fill transparent solid 0.15 noborder
