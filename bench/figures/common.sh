@@ -25,6 +25,15 @@ bench() {
 	"$BENCH" "$@" ${BENCH_ARGS:-}
 }
 
+# sweep_add ONE ALL COLUMNS VALUES -- the rows of run ONE appended to ALL, with COLUMNS (comma
+# separated names) holding VALUES; ALL's header is ONE's, made on the first call.  The sweep
+# scripts collect their runs in a scratch directory and move ALL into place at the end, so a
+# failed run leaves the committed CSV as it was.
+sweep_add() {
+	if [ ! -s "$2" ]; then head -1 "$1" | sed "s/\$/,$3/" > "$2"; fi
+	awk -v v="$4" 'NR > 1 { print $0 "," v }' "$1" >> "$2"
+}
+
 # terminal -- pngcairo if this gnuplot has it, else png.
 terminal() {
 	if gnuplot -e 'set terminal' 2>&1 | grep -q pngcairo; then

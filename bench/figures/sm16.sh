@@ -4,14 +4,14 @@
 . "$(dirname "$0")/sm_common.sh"
 OPS=${OPS:-3000}
 csv=$OUT/sm16.csv dat=$OUT/sm16.dat
-rm -f "$csv"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 for q in 8 16 32 64 128; do
 	bench --profile supermem --designs wt,supermem --tx-size 1024 --ops "$OPS" \
-		--set "wpq_data=$q" --set "wpq_ctr=$q" --csv "$OUT/sm16-$q.csv" >/dev/null
-	if [ ! -s "$csv" ]; then head -1 "$OUT/sm16-$q.csv" | sed 's/$/,queue/' > "$csv"; fi
-	tail -n +2 "$OUT/sm16-$q.csv" | sed "s/\$/,$q/" >> "$csv"
-	rm -f "$OUT/sm16-$q.csv"
+		--set "wpq_data=$q" --set "wpq_ctr=$q" --csv "$tmp/one.csv" >/dev/null
+	sweep_add "$tmp/one.csv" "$tmp/all.csv" queue "$q"
 done
+mv "$tmp/all.csv" "$csv"
 
 awk -v workloads="$WORKLOADS" "$AWK_COLS"'
 { k = $col["workload"] SUBSEP $col["queue"]

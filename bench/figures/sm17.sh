@@ -8,14 +8,14 @@ OPS=${OPS:-3000}
 FOOTPRINT=${FOOTPRINT:-67108864}
 csv=$OUT/sm17.csv dat=$OUT/sm17.dat
 SIZES="1 4 16 64 256 1024 4096"
-rm -f "$csv"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 for k in $SIZES; do
 	bench --profile supermem --designs supermem --tx-size 1024 --ops "$OPS" \
-		--footprint "$FOOTPRINT" --set "ctr_cache_kib=$k" --csv "$OUT/sm17-$k.csv" >/dev/null
-	if [ ! -s "$csv" ]; then head -1 "$OUT/sm17-$k.csv" | sed 's/$/,cache_kib/' > "$csv"; fi
-	tail -n +2 "$OUT/sm17-$k.csv" | sed "s/\$/,$k/" >> "$csv"
-	rm -f "$OUT/sm17-$k.csv"
+		--footprint "$FOOTPRINT" --set "ctr_cache_kib=$k" --csv "$tmp/one.csv" >/dev/null
+	sweep_add "$tmp/one.csv" "$tmp/all.csv" cache_kib "$k"
 done
+mv "$tmp/all.csv" "$csv"
 
 awk -v workloads="$WORKLOADS" -v sizes="$SIZES" "$AWK_COLS"'
 { k = $col["workload"] SUBSEP $col["cache_kib"]

@@ -11,14 +11,12 @@
 OPS=${OPS:-3000}
 WINDOWS=${WINDOWS:-"1 2 4 8 16 20 24 26 28 30 32"}
 csv=$OUT/smwindow.csv dat=$OUT/smwindow.dat
-# the runs go to a scratch directory: a failed run leaves the committed CSV as it was
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for w in $WINDOWS; do
 	bench --profile supermem --designs ideal,wt,supermem --tx-size 256,1024,4096 \
 		--ops "$OPS" --set "wpq_window=$w" --csv "$tmp/one.csv" >/dev/null
-	if [ ! -s "$tmp/all.csv" ]; then head -1 "$tmp/one.csv" | sed 's/$/,window/' > "$tmp/all.csv"; fi
-	tail -n +2 "$tmp/one.csv" | sed "s/\$/,$w/" >> "$tmp/all.csv"
+	sweep_add "$tmp/one.csv" "$tmp/all.csv" window "$w"
 done
 mv "$tmp/all.csv" "$csv"
 
