@@ -1,4 +1,4 @@
-# common.sh -- what the figure scripts share: where spm-bench and the output are, gnuplot, CSV columns.
+# common.sh -- what the figure scripts share: where spm-bench and the output are, gnuplot, CSV columns, sweeps.
 # Sourced by figNN.sh.  Environment: SPM_BENCH (the binary), OUT (default doc/figures),
 # OPS (operations per core, each script has its own default), BENCH_ARGS (extra flags).
 set -euo pipefail
