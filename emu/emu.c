@@ -809,8 +809,13 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	char design[sizeof(sb.design) + 1];
 	memcpy(design, sb.design, sizeof(sb.design));
 	design[sizeof(sb.design)] = '\0';
+	if (cfg->design[0] && !design_find(cfg->design)) {
+		rc = emu_err(SPM_E_DESIGN, "unknown design \"%s\" (%s)", cfg->design,
+			     design_names());
+		goto fail;
+	}
 	if (cfg->design[0] && strcmp(cfg->design, design) != 0) {
-		rc = emu_err(SPM_E_DESIGN, "design=%s: %s was created with design %s",
+		rc = emu_err(SPM_E_WRONGDESIGN, "design=%s: %s was created with design %s",
 			     cfg->design, path, design);
 		goto fail;
 	}

@@ -150,14 +150,19 @@ enum spm_error {
 	SPM_E_VERSION = -2004,   /* a format version this spm does not read */
 	SPM_E_KEY = -2005,       /* the key does not match the pool's key check value */
 	SPM_E_KEYFILE = -2006,   /* the key file is missing, unreadable or malformed */
-	SPM_E_DESIGN = -2007,    /* unknown design name, or not the pool's design */
+	SPM_E_DESIGN = -2007,    /* unknown design name */
 	SPM_E_OPTION = -2008,    /* unknown option key or bad option value */
 	SPM_E_NOSPACE = -2009,   /* no free run of that size in the heap, or the log is full */
 	SPM_E_INVAL = -2010,     /* an argument is invalid (bad offset, size, state) */
 	SPM_E_BUSY = -2011,      /* the pool is already open, or no lane is free */
 	SPM_E_TXSTATE = -2012,   /* no transaction / already in a transaction */
 	SPM_E_CRYPTO = -2013,    /* the crypto library failed */
-	SPM_E_LAST = -2013
+	SPM_E_ROLLBACK = -2014,  /* the pool files are older than the key file's record
+	                            of the pool (a restored copy: a rollback) */
+	SPM_E_LAYOUT = -2015,    /* the pool was created with another layout name */
+	SPM_E_WRONGDESIGN = -2016, /* a known design, but not the one the pool was
+	                              created with */
+	SPM_E_LAST = -2016
 };
 
 typedef struct spm_pool spm_pool;

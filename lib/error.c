@@ -19,7 +19,12 @@ static const char *const messages[] = {
 	"pool busy",
 	"invalid transaction state",
 	"crypto library failure",
+	"pool files are older than the key's record of the pool (rollback)",
+	"pool created with another layout",
+	"pool created with another design",
 };
+_Static_assert(sizeof(messages) / sizeof(messages[0]) == SPM_E_BASE - SPM_E_LAST + 1,
+	       "a message for every spm error code");
 
 /* spm_strerror -- a static description of err. */
 SPM_API const char *spm_strerror(int err)

@@ -23,14 +23,15 @@
 #define POOL_SIZE (4u << 20)
 
 enum cat { C_NOTPOOL, C_TRUNC, C_CORRUPT, C_MISMATCH, C_VERSION, C_KEY, C_KEYFILE,
-	   C_DESIGN, C_OPTION, C_NOENT, C_BUSY, C__N };
+	   C_DESIGN, C_OPTION, C_NOENT, C_BUSY, C_WRONGDESIGN, C__N };
 static const char *const cat_name[C__N] = {"notpool", "truncated", "corrupt",
 					    "mismatch", "version", "key", "keyfile",
-					    "design", "option", "noent", "busy"};
+					    "design", "option", "noent", "busy",
+					    "wrongdesign"};
 static const int cat_code[C__N] = {SPM_E_NOTPOOL, SPM_E_TRUNCATED, SPM_E_CORRUPT,
 				   SPM_E_MISMATCH, SPM_E_VERSION, SPM_E_KEY,
 				   SPM_E_KEYFILE, SPM_E_DESIGN, SPM_E_OPTION,
-				   -ENOENT, SPM_E_BUSY};
+				   -ENOENT, SPM_E_BUSY, SPM_E_WRONGDESIGN};
 
 /* What the failed opens returned, per category (0: not seen). */
 static int seen[C__N];
@@ -517,8 +518,8 @@ static void design(void **state)
 	(void)state;
 	restore_a();
 	expect_refused("design=bogus", pa, "design=bogus", C_DESIGN, "bogus");
-	expect_refused("design=fca on sca pool", pa, "design=fca", C_DESIGN, pa);
-	expect_refused("design=plain on sca pool", pa, "design=plain", C_DESIGN, pa);
+	expect_refused("design=fca on sca pool", pa, "design=fca", C_WRONGDESIGN, pa);
+	expect_refused("design=plain on sca pool", pa, "design=plain", C_WRONGDESIGN, pa);
 	/* spm_create refuses it too, creating nothing */
 	char c[4300], cm[4300], ck[4300];
 	snprintf(c, sizeof(c), "%s/bad-%ld-c", dir, (long)getpid());
@@ -683,7 +684,7 @@ static void dirty(void **state)
 	expect_refused("dirty pool, no key file", pa, NULL, C_KEYFILE, pa_key);
 	spit(pa_key, crashed_key, n);
 	free(crashed_key);
-	expect_refused("dirty pool, design=fca", pa, "design=fca", C_DESIGN, pa);
+	expect_refused("dirty pool, design=fca", pa, "design=fca", C_WRONGDESIGN, pa);
 	expect_refused("dirty pool, bad option", pa, "wpq_ctr=x", C_OPTION, "wpq_ctr");
 	expect_refused("dirty pool, wpq too deep", pa, "wpq_data=257", C_OPTION, "wpq_data");
 	spm_pool *p = NULL;

@@ -370,7 +370,7 @@ static void test_options_win_over_env(void **state)
 	assert_int_equal(spm_close(p), 0);
 	/* at open, SPM_CONF's design=plain is not the pool's design ... */
 	p = NULL;
-	assert_int_equal(spm_open(&p, path, NULL), SPM_E_DESIGN);
+	assert_int_equal(spm_open(&p, path, NULL), SPM_E_WRONGDESIGN);
 	assert_null(p);
 	assert_non_null(strstr(spm_errormsg(), "design"));
 	/* ... unless options say otherwise */
@@ -556,7 +556,7 @@ static void test_aes256_roundtrip(void **state)
 	remove_pool(path);
 }
 
-/* Opening with another design than the pool's is SPM_E_DESIGN; its own is fine. */
+/* Opening with another design than the pool's is SPM_E_WRONGDESIGN; its own is fine. */
 static void test_open_other_design(void **state)
 {
 	(void)state;
@@ -578,13 +578,13 @@ static void test_open_other_design(void **state)
 			snprintf(opts, sizeof(opts), "design=%s", designs[o]);
 			p = NULL;
 			int rc = spm_open(&p, path, opts);
-			if (rc != SPM_E_DESIGN)
+			if (rc != SPM_E_WRONGDESIGN)
 				fail_msg("%s pool opened with %s: rc %d", designs[d], opts, rc);
 			assert_null(p);
 			assert_non_null(strstr(spm_errormsg(), "design"));
 			/* through SPM_CONF as well */
 			set_conf(opts);
-			assert_int_equal(spm_open(&p, path, NULL), SPM_E_DESIGN);
+			assert_int_equal(spm_open(&p, path, NULL), SPM_E_WRONGDESIGN);
 			assert_null(p);
 			set_conf(NULL);
 		}

@@ -171,7 +171,8 @@ static int spm_fail(const char *what, int rc, int code)
  * kind of error: 10 + the error's place among spm's codes (10 not a pool,
  * 11 truncated, 12 corrupt, 13 files of two pools, 14 version, 15 wrong key,
  * 16 key file, 17 design, 18 option, 19 no space, 20 invalid, 21 busy,
- * 22 transaction state, 23 crypto library), 3 a system error (-errno: a
+ * 22 transaction state, 23 crypto library, 24 rollback, 25 layout, 26 not
+ * the pool's design), 3 a system error (-errno: a
  * missing file, no permission, no memory). */
 static int exit_of(int rc)
 {
