@@ -1,0 +1,1 @@
+# hardening_files.cmake -- tests of the pool's files: key trust, rollback, atomic create, locks.

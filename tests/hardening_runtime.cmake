@@ -1,0 +1,1 @@
+# hardening_runtime.cmake -- tests of the runtime's refusals of misuse: fork, dead threads, statistics, frees.
