@@ -10,6 +10,17 @@
  *
  * With SPM_POWERFAIL set as well, the kill is a power failure of persistent
  * memory: lines written but not persisted may be lost (powerfail.c).
+ *
+ * NAME must be one of emu_crash_point_names below, the one list of crash
+ * points: any other name is refused (a typo would never fire), and a crash
+ * point missing from the list stops an armed process at its first hit.
+ *
+ * The test knobs are here too: ctr_recovery=none (lib/config.c), SPM_AUDIT
+ * (audit.c: a checksum of every plaintext line in a file) and SPM_POWERFAIL
+ * (powerfail.c: puts written lines back, at kills and with ":close" at every
+ * close) harm a normal run, so each is refused unless SPM_TEST_KNOBS=1.
+ * SPM_CRASH and SPM_EVICT are not: a kill is what spm survives, and early
+ * write-backs are what a real cache does.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -27,6 +38,15 @@ enum crash_mode { CRASH_OFF, CRASH_AFTER, CRASH_POINT, CRASH_RANDOM, CRASH_COUNT
 
 int emu_crash_armed;
 
+const char *const emu_crash_point_names[] = {
+	"wpq.data_enqueued", "wpq.ctr_enqueued", "wpq.ready", "wpq.data_direct",
+	"wpq.payload_written", "wpq.coalesced", "drain.home_written", "drain.entry_freed",
+	"ctr.evicted", "ctr.shadow_recorded", "fence", "tx.logged", "tx.mutated",
+	"tx.committed", "tx.rolled_back", "recovery.entry_drained",
+	"recovery.dropped_kept", "recovery.entry_freed", "reenc.begin", "reenc.line_done",
+	"reenc.end", "power.persist", NULL,
+};
+
 static struct {
 	enum crash_mode mode;
 	uint64_t n;          /* after:N, point K */
@@ -35,7 +55,7 @@ static struct {
 	double p;            /* random probability */
 	uint64_t hits;       /* crash points hit so far */
 	uint64_t name_hits;  /* hits of NAME */
-	int parse_error;
+	int parse_error;     /* 1: bad syntax, 2: an unknown point NAME */
 	char bad[128];
 } crash;
 
@@ -71,6 +91,39 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* point_known -- is name in emu_crash_point_names? */
+static int point_known(const char *name)
+{
+	for (const char *const *n = emu_crash_point_names; *n; n++)
+		if (strcmp(*n, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* point_list -- the names, comma-separated, into buf. */
+static const char *point_list(char *buf, size_t size)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (const char *const *n = emu_crash_point_names; *n && used < size; n++) {
+		int k = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", *n);
+		if (k < 0)
+			break;
+		used += (size_t)k;
+	}
+	return buf;
+}
+
+/* refuse_point -- an unknown point:NAME, said on stderr at once (a test
+ * driver may not print spm_errormsg) as well as at every create and open. */
+static void refuse_point(void)
+{
+	char list[768];
+	crash.parse_error = 2;
+	fprintf(stderr, "spm-crash: SPM_CRASH=%s: unknown crash point (points: %s)\n",
+		crash.bad, point_list(list, sizeof(list)));
+}
+
 /* parse -- read SPM_CRASH once per process. */
 static void parse(void)
 {
@@ -98,6 +151,10 @@ static void parse(void)
 		if (!*name || strlen(name) >= sizeof(crash.name))
 			goto bad;
 		strcpy(crash.name, name);
+		if (!point_known(name)) {
+			refuse_point();
+			return;
+		}
 		crash.mode = CRASH_POINT;
 	} else if (strncmp(buf, "random:", 7) == 0) {
 		char *seed = buf + 7, *p = strchr(seed, ':'), *end;
@@ -120,17 +177,48 @@ bad:
 	crash.parse_error = 1;
 }
 
-/* emu_crash_init -- parse SPM_CRASH; an invalid value is an option error. */
+/* emu_test_knobs -- may test knobs be used: SPM_TEST_KNOBS=1?  Read at
+ * each call (tests set and unset it between pools). */
+int emu_test_knobs(void)
+{
+	const char *v = getenv(EMU_TEST_KNOBS_ENV);
+	return v && strcmp(v, "1") == 0;
+}
+
+/* gate_injector -- the test injector in environment variable var, set and
+ * non-empty, refused without the test switch (why: what it does). */
+static int gate_injector(const char *var, const char *why)
+{
+	const char *v = getenv(var);
+	if (!v || !*v || emu_test_knobs())
+		return 0;
+	return emu_err(SPM_E_OPTION, "%s is a test injector (%s): refused unless %s=1", var,
+		       why, EMU_TEST_KNOBS_ENV);
+}
+
+/* emu_crash_init_checked -- parse SPM_CRASH (an invalid value or an unknown
+ * point is an option error), refuse the test injectors without the test
+ * switch, parse SPM_POWERFAIL. */
 int emu_crash_init_checked(void)
 {
+	char list[768];
 	pthread_once(&crash_once, parse);
+	if (crash.parse_error == 2)
+		return emu_err(SPM_E_OPTION, "SPM_CRASH=%s: unknown crash point (points: %s)",
+			       crash.bad, point_list(list, sizeof(list)));
 	if (crash.parse_error)
 		return emu_err(SPM_E_OPTION,
 			       "SPM_CRASH: bad value \"%s\" (after:N, point:NAME[:K], "
 			       "random:SEED:P or count)", crash.bad);
-	return emu_powerfail_init();
+	int rc = gate_injector("SPM_AUDIT", "it writes a checksum of every plaintext line "
+			       "to a file");
+	if (!rc)
+		rc = gate_injector("SPM_POWERFAIL", "it puts written lines back, losing them");
+	return rc ? rc : emu_powerfail_init();
 }
 
+/* emu_crash_init -- parse SPM_CRASH (errors are reported by the checked
+ * variant). */
 void emu_crash_init(void)
 {
 	pthread_once(&crash_once, parse);
@@ -147,9 +235,20 @@ static double next_random(void)
 	return (double)((x * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
 }
 
+/* unlisted -- a crash point missing from emu_crash_point_names: stop, so
+ * that the list is completed (point:NAME would refuse it). */
+static void unlisted(const char *name)
+{
+	fprintf(stderr, "spm-crash: crash point \"%s\" is not in emu_crash_point_names "
+		"(emu/crash.c)\n", name);
+	abort();
+}
+
 /* emu_crash_hit -- a crash point was reached while the injector is armed. */
 void emu_crash_hit(const char *name)
 {
+	if (!point_known(name))
+		unlisted(name);
 	pthread_mutex_lock(&crash_lock);
 	uint64_t hit = ++crash.hits;
 	int kill_now = 0;

@@ -27,6 +27,7 @@ enum emu_durability {
 /* Everything the options string can set below the runtime; 0 = default. */
 struct emu_config {
 	char design[32];
+	char layout[64];     /* layout=NAME: stored at create, checked at open ("" = any) */
 	char profile[32];
 	char key_file[4096];
 	unsigned aes_bits;
@@ -36,7 +37,8 @@ struct emu_config {
 	unsigned wpq_ctr;
 	unsigned banks;
 	int durability; /* enum emu_durability */
-	int no_ctr_recovery; /* ctr_recovery=none: do not advance lost counters (tests) */
+	int no_ctr_recovery; /* ctr_recovery=none: do not advance lost counters (a test
+				knob: refused unless emu_test_knobs()) */
 	unsigned minor_bits; /* split counters: bits of a minor counter (create) */
 	unsigned bank_lines; /* consecutive lines per bank */
 	int bank_hash;       /* XOR-fold higher address bits into the bank; -1 = profile */
@@ -121,6 +123,8 @@ void emu_set_counter_atomic(struct emu *e, uint64_t first, uint64_t n);
 bool emu_is_counter_atomic(const struct emu *e, uint64_t line);
 
 int emu_stat(struct emu *e, const char *name, uint64_t *value);
+/* Every name emu_stat reads, NULL-terminated. */
+const char *const *emu_stat_names(void);
 void emu_stat_reset(struct emu *e);
 /* Runtime-side statistics kept in the same table. */
 enum emu_rt_stat { EMU_RT_TX_COMMITTED, EMU_RT_TX_ABORTED, EMU_RT_ROLLED_BACK, EMU_RT_EVICTED,
@@ -139,11 +143,20 @@ static inline void emu_crash_point(const char *name)
 }
 void emu_crash_init(void);
 int emu_crash_init_checked(void);
+/* The names of every crash point, NULL-terminated: the one list that
+ * SPM_CRASH=point:NAME is checked against (emu/crash.c). */
+extern const char *const emu_crash_point_names[];
+/* Test knobs (ctr_recovery=none, SPM_AUDIT, SPM_POWERFAIL) harm a normal run;
+ * they are accepted only with SPM_TEST_KNOBS=1 in the environment.  1 if so. */
+int emu_test_knobs(void);
+#define EMU_TEST_KNOBS_ENV "SPM_TEST_KNOBS"
 
-/* Per-thread error message (emu/err.c); used by lib for spm_errormsg(). */
+/* Per-thread error message and code (emu/err.c); used by lib for
+ * spm_errormsg() and spm_errcode(). */
 int emu_err(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 const char *emu_errmsg(void);
+int emu_errcode(void);
 void emu_err_clear(void);
 
 #endif

@@ -306,12 +306,14 @@ struct superblock {
 	uint64_t stop_loss;    /* Osiris-style bound on lost increments */
 	uint32_t minor_bits;   /* split layout: bits of a minor counter (1..7) */
 	uint32_t pad2;
-	uint8_t reserved[512 - 216];
+	char layout[64];       /* layout=NAME given at create, NUL-padded ("" = none) */
+	uint8_t reserved[512 - 280];
 	/* not checksummed: written alone with one 8-byte store */
 	uint64_t state;
 };
 _Static_assert(offsetof(struct superblock, checksum) == 176, "sb layout");
 _Static_assert(offsetof(struct superblock, state) == 512, "sb state offset");
+_Static_assert(offsetof(struct superblock, layout) == 216, "sb layout offset");
 
 /* sb_crc -- the superblock's checksum (all of it but the checksum and state words). */
 uint32_t sb_crc(const struct superblock *sb);

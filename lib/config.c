@@ -69,6 +69,29 @@ static int parse_str(const char *src, const char *key, const char *v, char *out,
 	return 0;
 }
 
+/* parse_layout -- layout=NAME: 1 to 63 bytes, no ';' (the option separator,
+ * so a name could never be given back at open). */
+static int parse_layout(const char *src, const char *v, char *out, size_t n)
+{
+	if (!*v || strlen(v) >= n || strchr(v, ';'))
+		return emu_err(SPM_E_OPTION, "%s: layout=%s: 1 to %zu bytes, no ';'", src, v,
+			       n - 1);
+	memcpy(out, v, strlen(v) + 1);
+	return 0;
+}
+
+/* parse_ctr_recovery -- ctr_recovery=advance|none; none reuses pads after a
+ * crash (it exists to show that the pad auditor finds reuse): a test knob. */
+static int parse_ctr_recovery(const char *src, const char *v, int *out)
+{
+	int rc = parse_pair(src, "ctr_recovery", v, "none", "advance", out);
+	if (!rc && *out && !emu_test_knobs())
+		rc = emu_err(SPM_E_OPTION, "%s: ctr_recovery=none is a test knob (it lets "
+			     "a crash reuse encryption pads): refused unless %s=1",
+			     src, EMU_TEST_KNOBS_ENV);
+	return rc;
+}
+
 /* set_key -- apply one key=value. */
 static int set_key(struct emu_config *c, const char *src, const char *k,
 		   const char *v)
@@ -81,6 +104,8 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		     {"aes_ns", &c->aes_ns}};
 	if (!strcmp(k, "design"))
 		return parse_str(src, k, v, c->design, sizeof(c->design));
+	if (!strcmp(k, "layout"))
+		return parse_layout(src, v, c->layout, sizeof(c->layout));
 	if (!strcmp(k, "profile"))
 		return parse_str(src, k, v, c->profile, sizeof(c->profile));
 	if (!strcmp(k, "key_file"))
@@ -132,7 +157,7 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 			       src, v);
 	}
 	if (!strcmp(k, "ctr_recovery"))
-		return parse_pair(src, k, v, "none", "advance", &c->no_ctr_recovery);
+		return parse_ctr_recovery(src, v, &c->no_ctr_recovery);
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
 		if (!strcmp(k, times[i].key))
 			return parse_ns(src, k, v, times[i].ns);

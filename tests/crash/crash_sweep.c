@@ -95,6 +95,7 @@ static int run(char *const argv[], const char *const env[], struct run_out *o)
 		unsetenv("SPM_AUDIT");
 		unsetenv("SPM_CONF");
 		unsetenv("SPM_POWERFAIL");
+		setenv("SPM_TEST_KNOBS", "1", 1); /* SPM_AUDIT, SPM_POWERFAIL, ctr_recovery=none */
 		for (unsigned i = 0; env && env[i]; i++) {
 			char kv[4200];
 			snprintf(kv, sizeof(kv), "%s", env[i]);
