@@ -6,7 +6,7 @@
 # unit  (default): on each of the 11 designs, create, two runs with different
 #       seeds and value sizes, check ok; the same seeds give the same content
 #       on every design; usage errors exit 2, open and create errors with
-#       their own status (3 system, 4 another example's pool, 10-23 spm's codes).
+#       their own status (3 system, 25 another example's pool, 10-26 spm's codes).
 # crash: SPM_CRASH kills a run at crash points spread over the run on ideal, supermem,
 #       fca and sca (half of them with SPM_EVICT's early write-backs): every
 #       check must pass, and a recovered pool must keep working; one real kill -9 of a running process (synchronised on its
@@ -40,13 +40,16 @@ cppool() {
 	cp "$1" "$2" && cp "$1.meta" "$2.meta" && cp "$1.key" "$2.key"
 }
 
-# check_ok P [WHAT] -- check P must print "ok ops=... items=..." and exit 0;
-# the line is left in $checked.
+# check_ok P [WHAT] -- check P must print "ok ops=... items=..." and exit 0,
+# then at most the line of what recovery did; the ok line is left in $checked.
 check_ok() {
-	local rc=0
-	checked=$("$bin" check "$1" 2>&1) || rc=$?
-	[ "$rc" = 0 ] || fail "${2:-check}: exit $rc: $checked"
-	[[ "$checked" =~ ^ok\ ops=[0-9]+\ items=[0-9]+$ ]] || fail "${2:-check}: output '$checked'"
+	local rc=0 out
+	out=$("$bin" check "$1" 2>&1) || rc=$?
+	[ "$rc" = 0 ] || fail "${2:-check}: exit $rc: $out"
+	checked=${out%%$'\n'*}
+	[[ "$checked" =~ ^ok\ ops=[0-9]+\ items=[0-9]+$ ]] || fail "${2:-check}: output '$out'"
+	[ "$out" = "$checked" ] || [[ "${out#*$'\n'}" =~ ^recovered:\ [^$'\n']+$ ]] ||
+		fail "${2:-check}: output '$out'"
 }
 
 # ops_of LINE -- the k of an "ok ops=k items=n" line.

@@ -115,19 +115,46 @@ int ex_fail(struct ex_ctx *c, const char *fmt, ...)
 
 static const char *prog = "spm-example";
 
-static int usage(const struct ex_ds *ds)
+/* usage_to -- the usage text on f. */
+static void usage_to(FILE *f, const struct ex_ds *ds)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: %s create POOL [OPTIONS] [--size BYTES]\n"
 		"       %s run POOL N [--seed S] [--value-size B] [--progress K]%s%s\n"
 		"       %s check POOL\n"
+		"       %s --help\n"
 		"OPTIONS is spm's \"key=value;...\" (e.g. \"design=sca\"); --size is the pool\n"
 		"size (default %u MiB, suffixes k, m, g); --value-size is %u..%u bytes\n"
-		"(default %u).\n",
+		"(default %u).  The pool is made with layout=spm-%s, and only a pool of\n"
+		"that layout is opened.  After an unclean shutdown check also prints what\n"
+		"recovery did.\n",
 		prog, prog, ds->has_mix ? " [--mix mixed|insert]" : "",
-		ds->has_elements ? " [--elements E]" : "", prog,
-		EX_POOL_DEFAULT >> 20, EX_VALUE_MIN, EX_VALUE_MAX, EX_VALUE_DEFAULT);
+		ds->has_elements ? " [--elements E]" : "", prog, prog,
+		EX_POOL_DEFAULT >> 20, EX_VALUE_MIN, EX_VALUE_MAX, EX_VALUE_DEFAULT, ds->name);
+}
+
+/* usage -- a usage error: what is wrong (fmt), then the usage; exit 2. */
+static int usage(const struct ex_ds *ds, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int usage(const struct ex_ds *ds, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	usage_to(stderr, ds);
 	return 2;
+}
+
+/* bad_flag -- a usage error about flag a (unknown, or without its value, or
+ * with a bad value v). */
+static int bad_flag(const struct ex_ds *ds, const char *a, const char *v)
+{
+	if (!v)
+		return usage(ds, "%s: unknown flag, or its value is missing", a);
+	return usage(ds, "%s %s: bad value", a, v);
 }
 
 /* parse_num -- a whole number with an optional binary suffix; -1 if bad. */
@@ -181,10 +208,19 @@ static int exit_of(int rc)
 	return EX_EXIT_SYSTEM;
 }
 
-/* open_pool -- open (recovering) and find the root; 0, or an exit code. */
+/* layout_option -- "layout=spm-<name>", the layout of ds's pools. */
+static void layout_option(const struct ex_ds *ds, char *buf, size_t size)
+{
+	snprintf(buf, size, "layout=spm-%s", ds->name);
+}
+
+/* open_pool -- open (recovering) a pool of ds's layout and find the root; 0,
+ * or an exit code. */
 static int open_pool(struct ex_ctx *c, const struct ex_ds *ds, const char *path)
 {
-	int rc = spm_open(&c->pool, path, NULL);
+	char layout[80];
+	layout_option(ds, layout, sizeof(layout));
+	int rc = spm_open(&c->pool, path, layout);
 	if (rc)
 		return spm_fail("open", rc, exit_of(rc));
 	c->head = spm_root(c->pool, ds->root_size);
@@ -252,28 +288,48 @@ static int init_head(struct ex_ctx *c)
 	return c->ds->init ? c->ds->init(c) : 0;
 }
 
+/* with_layout -- options, then ds's layout (which wins over a layout= in
+ * options); malloc'd, NULL without memory. */
+static char *with_layout(const struct ex_ds *ds, const char *options)
+{
+	char layout[80];
+	layout_option(ds, layout, sizeof(layout));
+	size_t n = (options ? strlen(options) : 0) + strlen(layout) + 2;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s%s%s", options ? options : "", options ? ";" : "", layout);
+	return s;
+}
+
 static int cmd_create(const struct ex_ds *ds, int argc, char **argv)
 {
 	const char *path = NULL, *options = NULL;
 	uint64_t size = EX_POOL_DEFAULT;
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
-			if (parse_num(argv[++i], &size))
-				return usage(ds);
+			if (parse_num(argv[i + 1], &size))
+				return bad_flag(ds, argv[i], argv[i + 1]);
+			i++;
 		} else if (argv[i][0] == '-' && argv[i][1] == '-') {
-			return usage(ds);
+			return bad_flag(ds, argv[i], NULL);
 		} else if (!path) {
 			path = argv[i];
 		} else if (!options) {
 			options = argv[i];
 		} else {
-			return usage(ds);
+			return usage(ds, "create: extra argument %s", argv[i]);
 		}
 	}
 	if (!path)
-		return usage(ds);
+		return usage(ds, "create: no POOL");
+	char *opts = with_layout(ds, options);
+	if (!opts) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return EX_EXIT_SYSTEM;
+	}
 	struct ex_ctx c = {.ds = ds};
-	int rc = spm_create(&c.pool, path, size, options);
+	int rc = spm_create(&c.pool, path, size, opts);
+	free(opts);
 	if (rc)
 		return spm_fail("create", rc, exit_of(rc));
 	c.head = spm_root(c.pool, ds->root_size);
@@ -373,19 +429,22 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 			else
 				bad = 1;
 			i++;
-		} else if (a[0] == '-' && a[1] == '-')
-			bad = 1;
-		else if (!path)
+		} else if (a[0] == '-' && a[1] == '-') {
+			v = NULL, bad = 1;
+		} else if (!path) {
 			path = a;
-		else if (!nstr)
+		} else if (!nstr) {
 			nstr = a;
-		else
-			bad = 1;
+		} else {
+			return usage(ds, "run: extra argument %s", a);
+		}
 		if (bad)
-			return usage(ds);
+			return bad_flag(ds, a, v);
 	}
-	if (!path || !nstr || parse_num(nstr, &n))
-		return usage(ds);
+	if (!path || !nstr)
+		return usage(ds, "run: POOL and N are needed");
+	if (parse_num(nstr, &n))
+		return usage(ds, "run: N %s: not a number", nstr);
 
 	struct ex_ctx c = {0};
 	int code = open_pool(&c, ds, path);
@@ -524,14 +583,43 @@ static int replay(struct ex_ctx *c, void *model, uint64_t k)
 	return 0;
 }
 
+/* The statistics of what spm_open's recovery did, in the order printed. */
+static const char *const recovery_stats[] = {
+	"recovery.drained", "recovery.dropped", "recovery.rolled_back",
+	"recovery.reencrypted",
+};
+
+/* recovery_line -- after an open that recovered something (an unclean
+ * shutdown), what it did, as one line into buf; "" if it did nothing.  Read
+ * right after the open: nothing resets the statistics before. */
+static void recovery_line(spm_pool *pool, char *buf, size_t size)
+{
+	uint64_t v[4] = {0}, any = 0;
+	for (unsigned i = 0; i < 4; i++)
+		if (spm_stat(pool, recovery_stats[i], &v[i]) == 0)
+			any |= v[i];
+	buf[0] = '\0';
+	if (any)
+		snprintf(buf, size, "recovered: %" PRIu64 " queue entries drained, %" PRIu64
+			 " dropped; %" PRIu64 " transactions rolled back; %" PRIu64
+			 " lines re-encrypted\n", v[0], v[1], v[2], v[3]);
+}
+
 static int cmd_check(const struct ex_ds *ds, int argc, char **argv)
 {
-	if (argc != 1)
-		return usage(ds);
+	if (argc == 0)
+		return usage(ds, "check: no POOL");
+	for (int i = 0; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1] == '-')
+			return bad_flag(ds, argv[i], NULL);
+	if (argc > 1)
+		return usage(ds, "check: extra argument %s", argv[1]);
 	struct ex_ctx c = {0};
 	int code = open_pool(&c, ds, argv[0]);
 	if (code)
 		return code;
+	char recovered[256];
+	recovery_line(c.pool, recovered, sizeof(recovered));
 	uint64_t k = 0, items = 0;
 	void *model = NULL;
 	/* first the structure alone (its invariants, every value intact), then
@@ -546,11 +634,12 @@ static int cmd_check(const struct ex_ds *ds, int argc, char **argv)
 		bad = replay(&c, model, k) || ds->verify(&c, model, &items);
 		ds->model_free(model);
 	}
+	/* the verdict first (harnesses read it at the start), then recovery */
 	if (bad) {
-		printf("broken %s\n", c.why);
+		printf("broken %s\n%s", c.why, recovered);
 		return close_pool(&c, 1);
 	}
-	printf("ok ops=%" PRIu64 " items=%" PRIu64 "\n", k, items);
+	printf("ok ops=%" PRIu64 " items=%" PRIu64 "\n%s", k, items, recovered);
 	return close_pool(&c, 0);
 }
 
@@ -559,13 +648,18 @@ int ex_main(const struct ex_ds *ds, int argc, char **argv)
 	static char name[64];
 	snprintf(name, sizeof(name), "spm-%s", ds->name);
 	prog = name;
-	if (argc < 3)
-		return usage(ds);
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage_to(stdout, ds);
+			return 0;
+		}
+	if (argc < 2)
+		return usage(ds, "no command");
 	if (strcmp(argv[1], "create") == 0)
 		return cmd_create(ds, argc - 2, argv + 2);
 	if (strcmp(argv[1], "run") == 0)
 		return cmd_run(ds, argc - 2, argv + 2);
 	if (strcmp(argv[1], "check") == 0)
 		return cmd_check(ds, argc - 2, argv + 2);
-	return usage(ds);
+	return usage(ds, "unknown command %s", argv[1]);
 }

@@ -10,6 +10,13 @@
  *   spm-<name> create POOL [OPTIONS] [--size BYTES]
  *   spm-<name> run POOL N [--seed S] [--value-size B] [--progress K] ...
  *   spm-<name> check POOL
+ *   spm-<name> --help
+ *
+ * A pool is created with layout=spm-<name> and opened with it: another
+ * program's pool is refused (exit 25) before anything is written.  After an
+ * unclean shutdown check prints, after its verdict, one line of what
+ * recovery did (queue entries drained and dropped, transactions rolled
+ * back, lines re-encrypted).
  *
  * The operations are numbered globally across runs: op j is the j-th
  * operation ever applied to the pool.  Every run appends a record {seed,
@@ -39,10 +46,11 @@
 #define EX_VALUE_MAX 16384u   /* keeps one operation inside one transaction log */
 #define EX_VALUE_DEFAULT 64u
 #define EX_POOL_DEFAULT (64u << 20)
-/* exit statuses: 0 ok, 1 a check or run failed, 2 usage, 3 a system error
- * (at open or create, or no memory for check's model), 4 a pool that is not
- * this example's (another example's root, or no room for a root), 10-23
- * spm's error codes at open or create (ex_main.c: exit_of) */
+/* exit statuses: 0 ok (and --help), 1 a check or run failed, 2 usage (the
+ * message names the bad flag or argument), 3 a system error (at open or
+ * create, or no memory for check's model), 4 a pool that is not this
+ * example's (another example's root, or no room for a root), 10-26 spm's
+ * error codes at open or create (ex_main.c: exit_of; 25 another layout) */
 #define EX_EXIT_SYSTEM 3
 #define EX_EXIT_OTHER 4
 
