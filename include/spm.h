@@ -27,6 +27,11 @@
  *                         designs (wt...) write every counter through with its
  *                         data and keep split counters (a major per 4 KiB page,
  *                         7-bit minors): programs need no CounterAtomic.
+ *      layout=NAME        the program's name for its pools, 1-63 bytes, no
+ *                         ';' [none]: stored at spm_create(); at spm_open()
+ *                         a pool created with another layout (or none) is
+ *                         refused with SPM_E_LAYOUT before any file is
+ *                         written; an open without layout= accepts any pool
  *      profile=NAME       timing/configuration profile: sca (the counter-
  *                         atomicity paper's Table 2) | supermem (SuperMem's
  *                         Table 2: one shared 32-entry queue, 256 KiB 8-way
@@ -88,7 +93,17 @@
  *                         the lines whose cached counters may have been lost
  *                         under counters past every value that could have
  *                         been used, so no pad is ever reused (sca, unsafe).
- *                         none exists only to show the auditor finds reuse.
+ *                         none exists only to show the auditor finds reuse:
+ *                         a test knob (below).
+ *
+ *    Test knobs: ctr_recovery=none, and the test injectors SPM_AUDIT (a
+ *    checksum of every plaintext line written to a file) and SPM_POWERFAIL
+ *    (written lines put back at a kill or close), harm a normal run; each is
+ *    refused (SPM_E_OPTION), from SPM_CONF, the options argument or the
+ *    environment alike, unless SPM_TEST_KNOBS=1 is in the environment.
+ *    SPM_CRASH (a kill at a named crash point: point:NAME must name one, or
+ *    SPM_E_OPTION lists them) and SPM_EVICT (early write-backs) need no
+ *    switch: a kill and an eviction are what spm is built to survive.
  *      t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns  timing parameters in
  *                         nanoseconds (decimals allowed) [profile]
  *
