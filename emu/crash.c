@@ -44,7 +44,8 @@ const char *const emu_crash_point_names[] = {
 	"ctr.evicted", "ctr.shadow_recorded", "fence", "tx.logged", "tx.mutated",
 	"tx.committed", "tx.rolled_back", "recovery.entry_drained",
 	"recovery.dropped_kept", "recovery.entry_freed", "reenc.begin", "reenc.line_done",
-	"reenc.end", "power.persist", NULL,
+	"reenc.end", "power.persist", "epoch.raised", "epoch.recorded", "create.files_made",
+	"create.key_placed", "create.meta_placed", "create.committed", NULL,
 };
 
 static struct {

@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include "spm.h"
@@ -247,6 +250,12 @@ static void emu_free(struct emu *e)
 		munmap(e->cur_ctr, ctr_map_bytes(e));
 	audit_close(e);
 	free(e->made_key);
+	free(e->made_key_tmp);
+	free(e->key_path);
+	free(e->final_data);
+	free(e->final_meta);
+	OPENSSL_cleanse(e->key_raw, sizeof(e->key_raw));
+	OPENSSL_cleanse(e->epoch_key, sizeof(e->epoch_key));
 	free(e->dropped);
 	if (e->lock_ready)
 		pthread_mutex_destroy(&e->lock);
@@ -270,44 +279,76 @@ static void emu_free(struct emu *e)
  * stores: the superblock's next epoch, the data file's epoch, the
  * superblock's epoch, next cleared; after a crash between any two, the data
  * file's epoch is the superblock's or its next (a raise cut short is
- * finished by the next one before it starts).  A word holds a 48-bit
- * epoch and a 16-bit check of it, so a damaged word is SPM_E_CORRUPT, not a
- * mismatch; the all-zero word is epoch 0, that of pools made before epochs.
- * Not detected: both files restored together (a replay: the integrity
- * designs' business), or the meta file copied while the pool was open and
- * put back after that session crashed.
+ * finished by the next one before it starts).
+ *
+ * Rollback: after every raise the key file records the epoch the files now
+ * have as the pool's generation (key.c: files first, then the record, so
+ * the files' epoch is never below the record).  Files whose epoch is below
+ * the record are a copy older than the pool's last open or close -- both
+ * files restored from a backup -- and are refused (SPM_E_ROLLBACK): every
+ * write after them would reuse pads of writes made since the copy.
+ *
+ * A word holds a 32-bit epoch and a 32-bit tag: in an encrypting pool the
+ * first four bytes of HMAC-SHA256 over (uuid, epoch) under a key derived
+ * from the pool's key, so nobody without the key can make the word of an
+ * epoch the pool has not had (to make a copy look newer); in a plain pool,
+ * which has no key and no pads to reuse, an unkeyed check.  A word whose
+ * tag does not match is damaged (SPM_E_CORRUPT); the all-zero word is epoch
+ * 0, that of a pool never opened since its creation.
+ * Not detected: the current epoch words copied into an older copy of both
+ * files (a replay of lines together with their counters: the integrity
+ * designs' business), or a copy made while the pool was open and put back
+ * after that run crashed.
  */
 #define DH_EPOCH_OFF 64u  /* data file: line 1 of the header page */
 #define SB_EPOCH_OFF 520u /* meta file: right after the state word */
 #define SB_NEXT_OFF 528u
-#define EPOCH_MASK ((1ull << 48) - 1)
+#define EPOCH_MASK 0xffffffffull
 _Static_assert(SB_EPOCH_OFF >= sizeof(struct superblock), "epoch after the superblock");
 _Static_assert(DH_EPOCH_OFF >= sizeof(struct data_hdr), "epoch after the data header");
 
-/* epoch_word -- epoch (48 bits) with its check in the top 16 bits. */
-static uint64_t epoch_word(uint64_t epoch)
+/* epoch_tag -- the 32-bit tag of epoch in pool e (keyed where it has a key). */
+static uint64_t epoch_tag(const struct emu *e, uint64_t epoch)
+{
+	if (!e->has_epoch_key)
+		return (epoch * 0x9e3779b97f4a7c15ull) >> 32;
+	uint8_t msg[24], mac[EVP_MAX_MD_SIZE];
+	unsigned maclen = 0;
+	memcpy(msg, e->sb_uuid, 16);
+	memcpy(msg + 16, &epoch, 8);
+	if (!HMAC(EVP_sha256(), e->epoch_key, sizeof(e->epoch_key), msg, sizeof(msg), mac,
+		  &maclen) || maclen < 4)
+		return ~0ull; /* no tag: no word matches (refused as damaged) */
+	uint32_t t;
+	memcpy(&t, mac, 4);
+	return t;
+}
+
+/* epoch_word -- epoch (32 bits) with its tag in the top 32 bits; 0 for 0. */
+static uint64_t epoch_word(const struct emu *e, uint64_t epoch)
 {
 	epoch &= EPOCH_MASK;
-	return epoch | ((epoch * 0x9e3779b97f4a7c15ull) >> 48 << 48);
+	return epoch ? epoch | epoch_tag(e, epoch) << 32 : 0;
 }
 
 /* epoch_of -- the epoch of word into *epoch; 0 if the word is damaged. */
-static int epoch_of(uint64_t word, uint64_t *epoch)
+static int epoch_of(const struct emu *e, uint64_t word, uint64_t *epoch)
 {
 	*epoch = word & EPOCH_MASK;
-	return word == epoch_word(*epoch);
+	return word == epoch_word(e, *epoch);
 }
 
 /* epochs_agree -- the words of the data file (dw) and the meta file (sw,
  * nw) are of one state of the pool; *epoch: the newest epoch they name. */
-static int epochs_agree(const char *path, const char *meta_path, uint64_t dw, uint64_t sw,
-			uint64_t nw, uint64_t *epoch)
+static int epochs_agree(const struct emu *e, uint64_t dw, uint64_t sw, uint64_t nw,
+			uint64_t *epoch)
 {
+	const char *path = e->media.data_path, *meta_path = e->media.meta_path;
 	uint64_t d, s, n;
-	if (!epoch_of(dw, &d))
-		return emu_err(SPM_E_CORRUPT, "%s: epoch word damaged", path);
-	if (!epoch_of(sw, &s) || !epoch_of(nw, &n))
-		return emu_err(SPM_E_CORRUPT, "%s: epoch word damaged", meta_path);
+	if (!epoch_of(e, dw, &d))
+		return emu_err(SPM_E_CORRUPT, "%s: epoch word damaged or forged", path);
+	if (!epoch_of(e, sw, &s) || !epoch_of(e, nw, &n))
+		return emu_err(SPM_E_CORRUPT, "%s: epoch word damaged or forged", meta_path);
 	if (d != s && !(n && d == n))
 		return emu_err(SPM_E_MISMATCH, "%s (epoch %llu) and %s (epoch %llu) are from "
 			       "different states of the pool: one of them is an older copy",
@@ -319,13 +360,22 @@ static int epochs_agree(const char *path, const char *meta_path, uint64_t dw, ui
 
 /* check_epochs_mapped -- epochs_agree of the words as mapped, once the pool
  * is locked (no other process can raise them then) and before anything is
- * written. */
-static int check_epochs_mapped(struct emu *e)
+ * written; and not below the generation the key file records (rollback). */
+static int check_epochs_mapped(struct emu *e, uint64_t generation)
 {
 	const uint64_t *dw = (const uint64_t *)(e->media.data + DH_EPOCH_OFF);
 	const uint64_t *sw = (const uint64_t *)(e->media.meta + SB_EPOCH_OFF);
 	const uint64_t *nw = (const uint64_t *)(e->media.meta + SB_NEXT_OFF);
-	return epochs_agree(e->media.data_path, e->media.meta_path, *dw, *sw, *nw, &e->epoch);
+	int rc = epochs_agree(e, *dw, *sw, *nw, &e->epoch);
+	if (!rc && e->epoch < generation)
+		rc = emu_err(SPM_E_ROLLBACK, "%s: pool files are older than the key's record "
+			     "(files at generation %llu, %s records %llu): a rollback -- a "
+			     "restored copy, refused because writing to it would reuse "
+			     "encryption pads.  To use such a copy on purpose, restore the "
+			     "key file saved with it too (doc/design.md, \"Restoring a "
+			     "backup\")", e->media.data_path, (unsigned long long)e->epoch,
+			     e->key_path, (unsigned long long)generation);
+	return rc;
 }
 
 /* store_word -- one durable 8-byte store into a media file. */
@@ -337,22 +387,33 @@ static void store_word(struct emu *e, uint8_t *base, uint64_t off, uint64_t v)
 	e->stat[ST_MEDIA_WRITES_META]++;
 }
 
-/* epoch_raise -- both files to the next epoch (the order above).  A raise
- * cut short after the data file's store (data = next = E+1, superblock E)
- * is finished first: raised from there, next would name E+2 while the data
- * file still says E+1, and a second crash would leave the pool refused as
- * a mix of two states (found by the power-failure sweeps). */
-static void epoch_raise(struct emu *e)
+/* epoch_raise -- both files to the next epoch (the order above), then the
+ * key file's record of the pool to that epoch.  A raise cut short after
+ * the data file's store (data = next = E+1, superblock E) is finished
+ * first: raised from there, next would name E+2 while the data file still
+ * says E+1, and a second crash would leave the pool refused as a mix of
+ * two states (found by the power-failure sweeps). */
+static int epoch_raise(struct emu *e)
 {
 	const uint64_t *dw = (const uint64_t *)(e->media.data + DH_EPOCH_OFF);
 	const uint64_t *sw = (const uint64_t *)(e->media.meta + SB_EPOCH_OFF);
 	if (*dw != *sw)
 		store_word(e, e->media.meta, SB_EPOCH_OFF, *dw);
-	uint64_t w = epoch_word(++e->epoch);
+	if (e->epoch >= EPOCH_MASK)
+		return emu_err(SPM_E_CORRUPT, "%s: epoch %llu, the last there is", e->media.data_path,
+			       (unsigned long long)e->epoch);
+	uint64_t w = epoch_word(e, ++e->epoch);
 	store_word(e, e->media.meta, SB_NEXT_OFF, w);
 	store_word(e, e->media.data, DH_EPOCH_OFF, w);
 	store_word(e, e->media.meta, SB_EPOCH_OFF, w);
 	store_word(e, e->media.meta, SB_NEXT_OFF, 0);
+	emu_crash_point("epoch.raised");
+	if (!e->key_path) /* a plain pool: no key file */
+		return 0;
+	int rc = key_raise(e->key_path, e->sb_uuid, e->epoch, e->key_raw, e->key_bits);
+	if (!rc)
+		emu_crash_point("epoch.recorded");
+	return rc;
 }
 
 /* set_state -- the superblock's clean/dirty word: one 8-byte store. */
@@ -363,19 +424,86 @@ static void set_state(struct emu *e, uint64_t state)
 	e->stat[ST_MEDIA_WRITES_META]++;
 }
 
-/* emu_create -- new media for a pool of size bytes. */
+/* key_for_create -- where a new pool's key comes from: an existing key
+ * file named by key_file= (adopted, read into *kf), or a new one at
+ * key_path (*make = 1), checked before any file is touched. */
+static int key_for_create(const struct emu_config *cfg, const char *key_path,
+			  struct keyfile *kf, int *make)
+{
+	struct stat st;
+	*make = 0;
+	if (lstat(key_path, &st) != 0) {
+		if (errno != ENOENT)
+			return emu_err(-errno, "key file %s: %s", key_path, strerror(errno));
+		*make = 1;
+		return 0;
+	}
+	if (!cfg->key_file[0])
+		return emu_err(SPM_E_KEYFILE, "key file %s exists: spm_create makes a new key, "
+			       "and uses an existing key file only when key_file= names it",
+			       key_path);
+	return key_read(key_path, kf);
+}
+
+/* set_keys -- the pool's keys from kf: cipher, key check value into sb,
+ * the epoch MAC key; the key kept to check it is still the file's. */
+static int set_keys(struct emu *e, const struct keyfile *kf, const uint8_t uuid[16],
+		    uint8_t kcv[16])
+{
+	uint8_t enc[32];
+	unsigned bits = kf->bits;
+	int rc = derive_keys(kf->key, bits, uuid, enc, kcv);
+	if (!rc)
+		rc = crypto_hkdf(kf->key, bits / 8, uuid, 16, "spm epoch", e->epoch_key,
+				 sizeof(e->epoch_key));
+	if (!rc && !e->crypto)
+		rc = crypto_new(&e->crypto, enc, bits);
+	OPENSSL_cleanse(enc, sizeof(enc));
+	if (rc)
+		return rc;
+	memcpy(e->key_raw, kf->key, sizeof(e->key_raw));
+	e->key_bits = bits;
+	e->has_epoch_key = 1;
+	return 0;
+}
+
+/* write_headers -- the data header and superblock of a new pool. */
+static void write_headers(struct emu *e, const struct superblock *sb)
+{
+	struct data_hdr dh;
+	memset(&dh, 0, sizeof(dh));
+	memcpy(dh.magic, DH_MAGIC, 8);
+	dh.version = SPM_FORMAT_VERSION;
+	dh.hdr_size = sizeof(dh);
+	memcpy(dh.uuid, sb->uuid, 16);
+	dh.pool_size = sb->pool_size;
+	dh.checksum = dh_crc(&dh);
+	memcpy(e->media.data, &dh, sizeof(dh));
+	media_persist(&e->media, e->media.data, sizeof(dh));
+	memcpy(e->media.meta, sb, sizeof(*sb));
+	media_persist(&e->media, e->media.meta, sizeof(*sb));
+	e->sb = (struct superblock *)e->media.meta;
+}
+
+/*
+ * emu_create -- new media for a pool of size bytes, under temporary names
+ * (create.c) until emu_commit_create puts them in place.
+ */
 int emu_create(struct emu **out, const char *path, uint64_t size,
 	       const struct emu_config *cfg)
 {
 	int rc = emu_crash_init_checked();
 	if (rc)
 		return rc;
-	char meta[4200], key_path[4200] = "";
-	int key_created = 0, files_made = 0;
+	char meta[PATH_MAX + 16], key_path[PATH_MAX + 16], tmp_data[PATH_MAX + 16],
+		tmp_meta[PATH_MAX + 16];
+	int make_key = 0;
+	struct keyfile kf;
+	memset(&kf, 0, sizeof(kf));
 	struct emu *e = calloc(1, sizeof(*e));
 	if (!e)
 		return emu_err(-ENOMEM, "out of memory");
-	e->media.lock_fd = -1;
+	e->media.lock_fd = e->media.meta_lock_fd = -1;
 	e->audit_fd = -1;
 	const char *design = cfg->design[0] ? cfg->design : "sca";
 	unsigned bits = cfg->aes_bits ? cfg->aes_bits : 128;
@@ -385,6 +513,31 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	if (bits != 128 && bits != 256) {
 		rc = emu_err(SPM_E_OPTION, "aes_bits: must be 128 or 256, not %u", bits);
 		goto fail;
+	}
+	key_path_of(cfg->key_file, path, key_path, sizeof(key_path));
+	int enc = e->design->enc == ENC_CTR;
+	if ((rc = check_names(path, enc ? key_path : NULL)))
+		goto fail;
+	snprintf(meta, sizeof(meta), "%s.meta", path);
+	create_temp_paths(path, tmp_data, tmp_meta, sizeof(tmp_data));
+	/* what an interrupted creation left, then: is the path free? */
+	if ((rc = create_clear_leftover(path, enc && !cfg->key_file[0] ? key_path : NULL)))
+		goto fail;
+	struct stat st;
+	if (lstat(path, &st) == 0 || lstat(meta, &st) == 0) {
+		rc = emu_err(-EEXIST, "%s: file exists", lstat(path, &st) == 0 ? path : meta);
+		goto fail;
+	}
+	if (enc) {
+		if ((rc = key_for_create(cfg, key_path, &kf, &make_key)))
+			goto fail;
+		if (!make_key && cfg->aes_bits && kf.bits != bits) {
+			rc = emu_err(SPM_E_KEYFILE, "key file %s: a %u-bit key, aes_bits=%u asked",
+				     key_path, kf.bits, bits);
+			goto fail;
+		}
+		if (!make_key)
+			bits = kf.bits;
 	}
 	size = round_up(size < MIN_POOL ? MIN_POOL : size, EMU_PAGE);
 	uint64_t nlines = size / EMU_LINE;
@@ -402,6 +555,7 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	sb.pool_size = size;
 	sb.nlines = nlines;
 	snprintf(sb.design, sizeof(sb.design), "%s", design);
+	snprintf(sb.layout, sizeof(sb.layout), "%s", cfg->layout);
 	sb.aes_bits = e->design->enc == ENC_CTR ? bits : 0;
 	sb.adr_data_cap = dcap;
 	sb.adr_ctr_cap = ccap;
@@ -419,77 +573,73 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	sb.stop_loss = STOP_LOSS_DEFAULT;
 	sb.meta_size = sb.shadow_off + round_up(SHADOW_SLOTS * sizeof(uint64_t), EMU_PAGE);
 
-	uint8_t key[32], enc[32];
-	struct stat st;
-	if (stat(path, &st) == 0 || (snprintf(meta, sizeof(meta), "%s.meta", path),
-				     stat(meta, &st) == 0)) {
-		rc = emu_err(-EEXIST, "%s: file exists", stat(path, &st) == 0 ? path : meta);
+	sb.state = SB_STATE_DIRTY;
+	/* the files, under their temporary names; the data file first: it is
+	 * the creation's anchor, flocked until the commit */
+	if ((rc = media_create(&e->media, tmp_data, tmp_meta, size, sb.meta_size,
+			       cfg->durability)))
 		goto fail;
+	e->creating = 1;
+	e->final_data = strdup(path);
+	e->final_meta = strdup(meta);
+	memcpy(e->sb_uuid, sb.uuid, 16);
+	write_headers(e, &sb); /* the anchor names its uuid before a key is made */
+	emu_crash_point("create.files_made");
+	if (enc && make_key) {
+		if ((rc = key_new(key_path, bits, sb.uuid, &kf)))
+			goto fail;
+		char tmp_key[PATH_MAX + 16];
+		key_temp_path(key_path, tmp_key, sizeof(tmp_key));
+		e->made_key = strdup(key_path);
+		e->made_key_tmp = strdup(tmp_key);
 	}
-	if (e->design->enc == ENC_CTR) {
-		if ((rc = key_load_or_create(cfg->key_file, path, 1, bits, key, &key_created)))
-			goto fail;
-		rc = derive_keys(key, bits, sb.uuid, enc, sb.kcv);
-		if (!rc)
-			rc = crypto_new(&e->crypto, enc, bits);
-		OPENSSL_cleanse(key, sizeof(key));
-		OPENSSL_cleanse(enc, sizeof(enc));
-		if (rc)
-			goto fail;
+	if (enc && (rc = set_keys(e, &kf, sb.uuid, sb.kcv)))
+		goto fail;
+	if (enc && !(e->key_path = strdup(key_path))) {
+		rc = emu_err(-ENOMEM, "out of memory");
+		goto fail;
 	}
 	sb.checksum = sb_crc(&sb);
-	sb.state = SB_STATE_DIRTY;
-	if ((rc = media_create(&e->media, path, size, sb.meta_size, cfg->durability)))
+	write_headers(e, &sb);
+	if (!e->final_data || !e->final_meta || (make_key && !e->made_key)) {
+		rc = emu_err(-ENOMEM, "out of memory");
 		goto fail;
-	files_made = 1;
-	struct data_hdr dh;
-	memset(&dh, 0, sizeof(dh));
-	memcpy(dh.magic, DH_MAGIC, 8);
-	dh.version = SPM_FORMAT_VERSION;
-	dh.hdr_size = sizeof(dh);
-	memcpy(dh.uuid, sb.uuid, 16);
-	dh.pool_size = size;
-	dh.checksum = dh_crc(&dh);
-	memcpy(e->media.data, &dh, sizeof(dh));
-	media_persist(&e->media, e->media.data, sizeof(dh));
-	memcpy(e->media.meta, &sb, sizeof(sb));
-	media_persist(&e->media, e->media.meta, sizeof(sb));
-	e->sb = (struct superblock *)e->media.meta;
+	}
 	if ((rc = attach(e)))
 		goto fail;
-	if (key_created) {
-		key_path_of(cfg->key_file, path, key_path, sizeof(key_path));
-		e->made_key = strdup(key_path); /* NULL: emu_discard leaves the key */
+	if (enc && create_fill_ciphertext(e)) {
+		rc = SPM_E_CRYPTO;
+		goto fail;
 	}
+	key_free(&kf);
 	*out = e;
 	return 0;
 fail:
-	/* a refused creation leaves nothing behind */
-	if (files_made) {
-		unlink(path);
-		unlink(meta);
-	}
-	if (key_created) {
-		key_path_of(cfg->key_file, path, key_path, sizeof(key_path));
-		unlink(key_path);
-	}
-	emu_free(e);
+	key_free(&kf);
+	emu_discard(e); /* a refused creation leaves nothing behind */
 	return rc;
 }
 
-/* emu_discard -- a pool refused right after emu_create (by the runtime
- * above): remove the files that creation made while it still holds the
- * pool's lock (no other opener can have them), then free it. */
+/* emu_commit_create -- the new pool's files in place (create.c): from here
+ * on a crash leaves a pool that opens. */
+int emu_commit_create(struct emu *e)
+{
+	return create_commit(e);
+}
+
+/* emu_discard -- a pool refused before its creation was committed (by
+ * emu_create or the runtime above): remove the temporary files it made
+ * while it still holds their lock, then free it. */
 void emu_discard(struct emu *e)
 {
 	if (!e)
 		return;
-	if (e->media.data_path)
-		unlink(e->media.data_path);
-	if (e->media.meta_path)
+	if (e->creating && e->media.meta_path)
 		unlink(e->media.meta_path);
-	if (e->made_key)
-		unlink(e->made_key);
+	if (e->made_key_tmp)
+		unlink(e->made_key_tmp);
+	if (e->creating && e->media.data_path)
+		unlink(e->media.data_path); /* the anchor, last */
 	emu_free(e);
 }
 
@@ -703,9 +853,11 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 	int rc = check_magic(path, DH_MAGIC, dh, got, sizeof(*dh), "pool file");
 	if (rc)
 		return rc;
-	if (dh->version == 0 || dh->version > SPM_FORMAT_VERSION)
-		return emu_err(SPM_E_VERSION, "%s: format version %u (this spm reads versions 1 to %u)",
-			       path, dh->version, SPM_FORMAT_VERSION);
+	if (dh->version != SPM_FORMAT_VERSION)
+		return emu_err(SPM_E_VERSION, "%s: format version %u (this spm reads version %u%s)",
+			       path, dh->version, SPM_FORMAT_VERSION,
+			       dh->version && dh->version < SPM_FORMAT_VERSION
+				       ? "; no upgrade from the older format" : "");
 	if (dh->checksum != dh_crc(dh) || dh->hdr_size != sizeof(*dh))
 		return emu_err(SPM_E_CORRUPT, "%s: data header checksum mismatch", path);
 	if ((uint64_t)dsize != dh->pool_size)
@@ -716,9 +868,11 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 		return emu_err((int)got, "%s: %s", meta_path, strerror((int)-got));
 	if ((rc = check_magic(meta_path, SB_MAGIC, sb, got, sizeof(*sb), "meta file")))
 		return rc;
-	if (sb->version == 0 || sb->version > SPM_FORMAT_VERSION)
-		return emu_err(SPM_E_VERSION, "%s: format version %u (this spm reads versions 1 to %u)",
-			       meta_path, sb->version, SPM_FORMAT_VERSION);
+	if (sb->version != SPM_FORMAT_VERSION)
+		return emu_err(SPM_E_VERSION, "%s: format version %u (this spm reads version %u%s)",
+			       meta_path, sb->version, SPM_FORMAT_VERSION,
+			       sb->version && sb->version < SPM_FORMAT_VERSION
+				       ? "; no upgrade from the older format" : "");
 	if (sb->checksum != sb_crc(sb) || sb->sb_size != sizeof(*sb))
 		return emu_err(SPM_E_CORRUPT, "%s: superblock checksum mismatch", meta_path);
 	if (sb->features != 0)
@@ -819,6 +973,15 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 			     cfg->design, path, design);
 		goto fail;
 	}
+	/* another program's pool is refused before anything is written */
+	char layout[sizeof(sb.layout) + 1];
+	memcpy(layout, sb.layout, sizeof(sb.layout));
+	layout[sizeof(sb.layout)] = '\0';
+	if (cfg->layout[0] && strcmp(cfg->layout, layout) != 0) {
+		rc = emu_err(SPM_E_LAYOUT, "layout=%s: %s was created with %s%s", cfg->layout,
+			     path, layout[0] ? "layout=" : "no layout", layout);
+		goto fail;
+	}
 	if (cfg->aes_bits && sb.aes_bits && cfg->aes_bits != sb.aes_bits) {
 		rc = emu_err(SPM_E_OPTION, "aes_bits=%u: the pool uses %u", cfg->aes_bits,
 			     sb.aes_bits);
@@ -837,25 +1000,36 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		goto fail;
 	}
 	e->minor_bits = sb.minor_bits;
+	uint64_t generation = 0; /* the key file's record of the pool */
 	if (e->design->enc == ENC_CTR) {
-		uint8_t key[32], enc[32], kcv[16];
+		char key_path[PATH_MAX + 16];
+		uint8_t kcv[16];
+		struct keyfile kf;
+		key_path_of(cfg->key_file, path, key_path, sizeof(key_path));
 		if (sb.aes_bits != 128 && sb.aes_bits != 256) {
 			rc = emu_err(SPM_E_CORRUPT, "%s.meta: bad key size", path);
 			goto fail;
 		}
-		if ((rc = key_load_or_create(cfg->key_file, path, 0, sb.aes_bits, key, NULL)))
+		if ((rc = check_names(path, key_path)) || (rc = key_read(key_path, &kf)))
 			goto fail;
-		rc = derive_keys(key, sb.aes_bits, sb.uuid, enc, kcv);
-		OPENSSL_cleanse(key, sizeof(key));
+		if (kf.bits != sb.aes_bits)
+			rc = emu_err(SPM_E_KEYFILE, "key file %s: not a %u-bit key (the pool's)",
+				     key_path, sb.aes_bits);
+		if (!rc)
+			rc = set_keys(e, &kf, sb.uuid, kcv);
+		generation = key_generation(&kf, sb.uuid);
+		key_free(&kf);
 		if (!rc && CRYPTO_memcmp(kcv, sb.kcv, 16) != 0)
 			rc = emu_err(SPM_E_KEY, "wrong key for %s (key check value differs)",
 				     path);
-		if (!rc)
-			rc = crypto_new(&e->crypto, enc, sb.aes_bits);
-		OPENSSL_cleanse(enc, sizeof(enc));
+		if (!rc && !(e->key_path = strdup(key_path)))
+			rc = emu_err(-ENOMEM, "out of memory");
 		if (rc)
 			goto fail;
+	} else if ((rc = check_names(path, NULL))) {
+		goto fail;
 	}
+	memcpy(e->sb_uuid, sb.uuid, 16);
 	if ((rc = runtime_init(e, cfg)))
 		goto fail;
 	if ((rc = check_cache_fits(e, sb.shadow_slots)) || (rc = audit_open(e)))
@@ -881,13 +1055,13 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		  &e->tm.qctr);
 	e->rsr = (struct rsr *)(e->media.meta + sb.adr_off);
 	e->adr_dropped = (struct adr_dropped *)(e->media.meta + sb.adr_off + ADR_DROPPED_OFF);
-	if ((rc = check_epochs_mapped(e)))
+	if ((rc = check_epochs_mapped(e, generation)))
 		goto fail;
 	e->was_dirty = e->sb->state == SB_STATE_DIRTY;
 	/* a dirty pool: recovery below writes both files, so their epoch is
 	 * raised first (a copy of either made before this open is older) */
-	if (e->was_dirty)
-		epoch_raise(e);
+	if (e->was_dirty && (rc = epoch_raise(e)))
+		goto fail;
 	if (e->was_dirty && (rc = ctrl_recover(e)))
 		goto fail;
 	/* a clean pool stays clean until emu_mark_dirty: the runtime reads
@@ -942,21 +1116,27 @@ int emu_close(struct emu *e)
 	ctrl_drain_all(e);
 	if (e->design->enc == ENC_CTR)
 		sync_counters(e);
-	epoch_raise(e); /* a copy of either file made while open is now older */
+	/* a copy of either file made while open is now older, and refused
+	 * once the key records the raise */
+	int rc = epoch_raise(e);
 	set_state(e, SB_STATE_CLEAN);
 	pthread_mutex_unlock(&e->lock);
 	emu_free(e);
-	return 0;
+	return rc;
 }
 
 /* emu_mark_dirty -- before the first write after emu_open: the pool is in
- * use (a crash from now on is recovered at the next open). */
-void emu_mark_dirty(struct emu *e)
+ * use (a crash from now on is recovered at the next open).  Its epoch and
+ * the key's record are raised first: a copy of the files made before this
+ * open is older from now on. */
+int emu_mark_dirty(struct emu *e)
 {
 	if (e->was_dirty)
-		return; /* marked and raised at open, before recovery */
-	set_state(e, SB_STATE_DIRTY);
-	epoch_raise(e);
+		return 0; /* marked and raised at open, before recovery */
+	int rc = epoch_raise(e);
+	if (!rc)
+		set_state(e, SB_STATE_DIRTY);
+	return rc;
 }
 
 /* emu_prefault_media -- the prefault option: both files' pages mapped

@@ -68,11 +68,15 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg);
 int emu_close(struct emu *e);
 /* Unmap and free without a clean shutdown (the pool stays dirty). */
 void emu_abandon(struct emu *e);
-/* Free a pool just created and remove its files (its key file if made). */
+/* Free a pool whose creation is not committed and remove its files. */
 void emu_discard(struct emu *e);
 /* Mark an opened pool in use (dirty) before its first write; a clean pool
- * that is refused before this is left unmodified. */
-void emu_mark_dirty(struct emu *e);
+ * that is refused before this is left unmodified.  0, or an error recording
+ * its generation in the key file (the pool stays clean). */
+int emu_mark_dirty(struct emu *e);
+/* Put a created pool's files in place (until then they have temporary
+ * names and a crash leaves no pool); 0 or an error (then emu_discard). */
+int emu_commit_create(struct emu *e);
 
 bool emu_was_dirty(const struct emu *e);
 uint64_t emu_size(const struct emu *e);

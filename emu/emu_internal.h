@@ -264,7 +264,8 @@ void ctr_merge_home(const struct ctr_layout *l, unsigned minor_bits,
 
 #define SB_MAGIC "SPMMETA\0"
 #define DH_MAGIC "SPMDATA\0"
-#define SPM_FORMAT_VERSION 1u
+/* 2: keyed epoch words, the generation in the key file, the layout name */
+#define SPM_FORMAT_VERSION 2u
 #define SB_STATE_CLEAN 0x434c45414e000001ull
 #define SB_STATE_DIRTY 0x4449525459000002ull
 
@@ -379,7 +380,7 @@ struct media {
 	uint8_t *meta; /* mapped meta file */
 	size_t data_len, meta_len;
 	int data_is_pmem, meta_is_pmem;
-	int lock_fd;
+	int lock_fd, meta_lock_fd; /* flocked: one opener of either file at a time */
 	int persist_on; /* 0: plain stores suffice (persist_none) */
 	void (*persist)(const struct media *m, const void *addr, size_t len);
 };
@@ -435,7 +436,7 @@ static inline void media_persist(const struct media *m, const void *addr, size_t
 		m->persist(m, addr, len);
 }
 
-int media_create(struct media *m, const char *path, uint64_t size,
+int media_create(struct media *m, const char *path, const char *meta_path, uint64_t size,
 		 uint64_t meta_size, int durability);
 int media_open(struct media *m, const char *path, int durability);
 void media_close(struct media *m);
@@ -504,7 +505,16 @@ struct emu {
 	uint64_t shadow_slots;
 	uint64_t stop_loss;
 	int audit_fd;       /* SPM_AUDIT: every encryption pad, or -1 */
-	char *made_key;     /* the key file this creation made (removed if it fails) */
+	char *made_key;     /* the key file this creation makes (placed at its commit) */
+	char *made_key_tmp; /* its temporary name until then */
+	char *key_path;     /* the key file (its generation raised with the epochs) */
+	uint8_t key_raw[32]; /* the key file's key, to check it is still the one there */
+	unsigned key_bits;
+	uint8_t epoch_key[32]; /* HKDF(key, uuid, "spm epoch"): the epoch words' MAC key */
+	int has_epoch_key;  /* an encrypting pool: its epoch words carry a keyed MAC */
+	uint8_t sb_uuid[16]; /* the pool's uuid (the epoch MAC covers it) */
+	int creating;       /* spm_create not yet committed: the files have temporary names */
+	char *final_data, *final_meta; /* create: their names once committed */
 	uint64_t epoch;     /* of both files (emu.c: epochs) */
 	int recovering;     /* ctrl_advance_stale runs: no shadow records */
 	struct dropped { uint64_t line, ctr; } *dropped; /* unready pairs dropped */
@@ -545,8 +555,33 @@ void ctrl_drain_all(struct emu *e);
 int ctrl_recover(struct emu *e);
 int ctrl_advance_stale(struct emu *e);
 void ctrl_setup_queues(struct emu *e, unsigned depth_data, unsigned depth_ctr);
-int key_load_or_create(const char *key_file, const char *pool_path, int create,
-		       unsigned bits, uint8_t *key, int *created);
+/* key.c: the key file, the processor's secret state (key and generations) */
+struct keyfile {
+	unsigned bits;   /* 128 or 256 */
+	uint8_t key[32];
+	int legacy;      /* a raw key file (no records): rewritten at the first raise */
+	uint32_t nrec;
+	struct keyfile_rec {
+		uint8_t uuid[16];
+		uint64_t generation; /* the pool files' epoch must reach it */
+	} *rec;
+};
 void key_path_of(const char *key_file, const char *pool_path, char *out, size_t n);
+void key_temp_path(const char *path, char *out, size_t n);
+int key_read(const char *path, struct keyfile *kf);
+void key_free(struct keyfile *kf);
+uint64_t key_generation(const struct keyfile *kf, const uint8_t uuid[16]);
+int key_new(const char *path, unsigned bits, const uint8_t uuid[16], struct keyfile *kf);
+int key_commit_new(const char *path);
+int key_raise(const char *path, const uint8_t uuid[16], uint64_t gen, const uint8_t *key,
+	      unsigned bits);
+int key_is_leftover(const char *path, const uint8_t uuid[16]);
+int rename_noreplace(const char *from, const char *to);
+/* create.c: atomic creation (temporary names, leftovers, commit) */
+int check_names(const char *path, const char *key_path);
+void create_temp_paths(const char *path, char *data, char *meta, size_t n);
+int create_clear_leftover(const char *path, const char *key_path);
+int create_commit(struct emu *e);
+int create_fill_ciphertext(struct emu *e);
 
 #endif

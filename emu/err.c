@@ -1,7 +1,8 @@
 /*
- * err.c -- the per-thread error message behind spm_errormsg().
+ * err.c -- the per-thread error message and code behind spm_errormsg() and
+ * spm_errcode().
  *
- * Each thread's message lives in a buffer of its own, made at its first
+ * Each thread's message and code live in a buffer of its own, made at its first
  * error and freed when it exits (a pthread key), not in a __thread array:
  * the library's thread-local block then holds only the hot per-thread state
  * (lib/persist.c), small enough to be initial-exec and still fit the static
@@ -16,6 +17,12 @@
 
 enum { ERRMSG_LEN = 1024 };
 
+/* a thread's last error: what emu_err recorded */
+struct errbuf {
+	int code;
+	char msg[ERRMSG_LEN];
+};
+
 static pthread_key_t errmsg_key;
 static pthread_once_t errmsg_once = PTHREAD_ONCE_INIT;
 static int errmsg_key_ok;
@@ -26,15 +33,16 @@ static void errmsg_key_make(void)
 }
 
 /* errmsg_buf -- this thread's buffer; made if make, else NULL until then
- * (and NULL if it cannot be made: the message is lost, the code is not). */
-static char *errmsg_buf(int make)
+ * (and NULL if it cannot be made: the message and spm_errcode's copy of the
+ * code are lost, the code returned is not). */
+static struct errbuf *errmsg_buf(int make)
 {
 	pthread_once(&errmsg_once, errmsg_key_make);
 	if (!errmsg_key_ok)
 		return NULL;
-	char *buf = pthread_getspecific(errmsg_key);
+	struct errbuf *buf = pthread_getspecific(errmsg_key);
 	if (!buf && make) {
-		buf = calloc(1, ERRMSG_LEN);
+		buf = calloc(1, sizeof(*buf));
 		if (buf && pthread_setspecific(errmsg_key, buf) != 0) {
 			free(buf);
 			buf = NULL;
@@ -43,15 +51,16 @@ static char *errmsg_buf(int make)
 	return buf;
 }
 
-/* emu_err -- record a message for this thread and return code. */
+/* emu_err -- record a message and code for this thread and return code. */
 int emu_err(int code, const char *fmt, ...)
 {
-	char *buf = errmsg_buf(1);
+	struct errbuf *buf = errmsg_buf(1);
 	if (buf) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(buf, ERRMSG_LEN, fmt, ap);
+		vsnprintf(buf->msg, ERRMSG_LEN, fmt, ap);
 		va_end(ap);
+		buf->code = code;
 	}
 	return code;
 }
@@ -59,14 +68,23 @@ int emu_err(int code, const char *fmt, ...)
 /* emu_errmsg -- this thread's last message ("" if none). */
 const char *emu_errmsg(void)
 {
-	const char *buf = errmsg_buf(0);
-	return buf ? buf : "";
+	const struct errbuf *buf = errmsg_buf(0);
+	return buf ? buf->msg : "";
 }
 
-/* emu_err_clear -- forget the last message. */
+/* emu_errcode -- this thread's last error code (0 if none). */
+int emu_errcode(void)
+{
+	const struct errbuf *buf = errmsg_buf(0);
+	return buf ? buf->code : 0;
+}
+
+/* emu_err_clear -- forget the last message and code. */
 void emu_err_clear(void)
 {
-	char *buf = errmsg_buf(0);
-	if (buf)
-		buf[0] = '\0';
+	struct errbuf *buf = errmsg_buf(0);
+	if (buf) {
+		buf->msg[0] = '\0';
+		buf->code = 0;
+	}
 }

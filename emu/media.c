@@ -89,22 +89,40 @@ static char *suffixed(const char *path, const char *suffix)
 	return s;
 }
 
-/* lock_pool -- one process at a time: an exclusive flock on the data file. */
-static int lock_pool(struct media *m)
+/* lock_file -- an exclusive flock on the file at path, its descriptor in *fd. */
+static int lock_file(const char *path, int *fd)
 {
-	m->lock_fd = open(m->data_path, O_RDONLY | O_CLOEXEC);
-	if (m->lock_fd < 0)
-		return emu_err(-errno, "%s: %s", m->data_path, strerror(errno));
-	if (flock(m->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return emu_err(-errno, "%s: %s", path, strerror(errno));
+	if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
 		int e = errno;
-		close(m->lock_fd);
-		m->lock_fd = -1;
+		close(*fd);
+		*fd = -1;
 		if (e == EWOULDBLOCK)
-			return emu_err(SPM_E_BUSY, "%s: pool is already open (in this or another process)",
-				       m->data_path);
-		return emu_err(-e, "%s: flock: %s", m->data_path, strerror(e));
+			return emu_err(SPM_E_BUSY, "%s: pool is already open (in this or another "
+				       "process, perhaps under another name: a hard link)", path);
+		return emu_err(-e, "%s: flock: %s", path, strerror(e));
 	}
 	return 0;
+}
+
+/*
+ * lock_pool -- one process at a time: an exclusive flock on the data file
+ * and on the meta file.  Both, because either can be shared with a second
+ * opener: a copy of the data file beside a hard link to the live meta file
+ * would otherwise open while the owner runs, and its writes would destroy
+ * the owner's counters and queues.  (The key file is shared by design: it
+ * is locked only while a generation is raised, key.c.)
+ */
+static int lock_pool(struct media *m)
+{
+	int rc = lock_file(m->data_path, &m->lock_fd);
+	if (!rc && (rc = lock_file(m->meta_path, &m->meta_lock_fd))) {
+		close(m->lock_fd);
+		m->lock_fd = -1;
+	}
+	return rc;
 }
 
 /*
@@ -135,15 +153,15 @@ static int back_file(const char *path)
 	return 0;
 }
 
-/* media_create -- new files of the given sizes, their blocks allocated;
- * fails if either exists. */
-int media_create(struct media *m, const char *path, uint64_t size,
+/* media_create -- new files of the given sizes at path and meta_path, their
+ * blocks allocated; fails if either exists. */
+int media_create(struct media *m, const char *path, const char *meta_path, uint64_t size,
 		 uint64_t meta_size, int durability)
 {
 	memset(m, 0, sizeof(*m));
-	m->lock_fd = -1;
+	m->lock_fd = m->meta_lock_fd = -1;
 	m->data_path = strdup(path);
-	m->meta_path = suffixed(path, ".meta");
+	m->meta_path = strdup(meta_path);
 	if (!m->data_path || !m->meta_path) {
 		media_close(m);
 		return emu_err(-ENOMEM, "out of memory");
@@ -194,7 +212,7 @@ int media_create(struct media *m, const char *path, uint64_t size,
 int media_open(struct media *m, const char *path, int durability)
 {
 	memset(m, 0, sizeof(*m));
-	m->lock_fd = -1;
+	m->lock_fd = m->meta_lock_fd = -1;
 	m->data_path = strdup(path);
 	m->meta_path = suffixed(path, ".meta");
 	if (!m->data_path || !m->meta_path) {
@@ -285,8 +303,10 @@ void media_close(struct media *m)
 		pmem_unmap(m->meta, m->meta_len);
 	if (m->lock_fd >= 0)
 		close(m->lock_fd);
+	if (m->meta_lock_fd >= 0)
+		close(m->meta_lock_fd);
 	free(m->data_path);
 	free(m->meta_path);
 	memset(m, 0, sizeof(*m));
-	m->lock_fd = -1;
+	m->lock_fd = m->meta_lock_fd = -1;
 }

@@ -10,20 +10,55 @@ static const char *const stat_names[STAT__N] = {
 #undef STAT
 };
 
-/* core_clock_name -- is name "time.core<i>_ns" with i < EMU_MAX_CORES? */
+/* Every name emu_stat reads, NULL-terminated: the table's, then the clocks. */
+#define CORE(i) "time.core" #i "_ns"
+#define CORES10(d) CORE(d##0), CORE(d##1), CORE(d##2), CORE(d##3), CORE(d##4), \
+		   CORE(d##5), CORE(d##6), CORE(d##7), CORE(d##8), CORE(d##9)
+static const char *const all_names[] = {
+#define STAT(id, name) name,
+#include "stats.def"
+#undef STAT
+	"time.modeled_ns",
+	CORE(0), CORE(1), CORE(2), CORE(3), CORE(4), CORE(5), CORE(6), CORE(7), CORE(8),
+	CORE(9), CORES10(1), CORES10(2), CORES10(3), CORES10(4), CORES10(5),
+	CORE(60), CORE(61), CORE(62), CORE(63),
+	NULL,
+};
+#undef CORES10
+#undef CORE
+_Static_assert(sizeof(all_names) / sizeof(all_names[0]) == STAT__N + 1 + EMU_MAX_CORES + 1,
+	       "a clock name for every modeled core");
+
+/* emu_stat_names -- every statistic's name, NULL-terminated. */
+const char *const *emu_stat_names(void)
+{
+	return all_names;
+}
+
+/* core_clock_name -- is name "time.core<i>_ns" with i < EMU_MAX_CORES (no
+ * leading zero)? */
 static int core_clock_name(const char *name, unsigned *core)
 {
-	const char *p = name + sizeof("time.core") - 1;
-	unsigned i = 0, digits = 0;
+	const char *digit0 = name + sizeof("time.core") - 1, *p = digit0;
+	unsigned i = 0;
 	if (strncmp(name, "time.core", sizeof("time.core") - 1) != 0)
 		return 0;
-	for (; *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
+	for (; *p >= '0' && *p <= '9' && p - digit0 < 3; p++)
 		i = i * 10 + (unsigned)(*p - '0');
-	if (!digits || (digits > 1 && p[-digits] == '0') || strcmp(p, "_ns") != 0 ||
+	if (p == digit0 || (p - digit0 > 1 && *digit0 == '0') || strcmp(p, "_ns") != 0 ||
 	    i >= EMU_MAX_CORES)
 		return 0;
 	*core = i;
 	return 1;
+}
+
+/* table_stat -- the index of name in the statistics table, or -1. */
+static int table_stat(const char *name)
+{
+	for (unsigned i = 0; i < STAT__N; i++)
+		if (strcmp(stat_names[i], name) == 0)
+			return (int)i;
+	return -1;
 }
 
 /* emu_stat -- the value of statistic name. */
@@ -32,23 +67,20 @@ int emu_stat(struct emu *e, const char *name, uint64_t *value)
 	if (!name || !value)
 		return emu_err(SPM_E_INVAL, "spm_stat: NULL argument");
 	pthread_mutex_lock(&e->lock);
-	int rc = 0;
+	int rc = 0, i;
 	unsigned core;
-	if (strcmp(name, "time.modeled_ns") == 0) {
+	if (strcmp(name, "time.modeled_ns") == 0)
 		*value = tm_makespan(&e->tm) / 1000;
-	} else if (core_clock_name(name, &core)) {
+	else if (core_clock_name(name, &core))
 		*value = e->tm.clock[core] / 1000;
-	} else {
-		rc = emu_err(SPM_E_INVAL, "spm_stat: unknown statistic \"%s\"", name);
-		for (unsigned i = 0; i < STAT__N; i++)
-			if (strcmp(stat_names[i], name) == 0) {
-				*value = __atomic_load_n(&e->stat[i], __ATOMIC_RELAXED);
-				rc = 0;
-				break;
-			}
-	}
+	else if ((i = table_stat(name)) >= 0)
+		*value = __atomic_load_n(&e->stat[i], __ATOMIC_RELAXED);
+	else
+		rc = SPM_E_INVAL;
 	pthread_mutex_unlock(&e->lock);
-	return rc;
+	if (rc) /* the message only on failure: a read leaves the last one */
+		return emu_err(rc, "spm_stat: unknown statistic \"%s\"", name);
+	return 0;
 }
 
 /* emu_stat_reset -- zero the statistics and the modeled clocks. */

@@ -12,7 +12,9 @@
  *  - Errors are negative int codes: SPM_E_* below, or -errno for system errors
  *    (-ENOENT, -EEXIST, -ENOMEM, ...).  spm_strerror() names every code;
  *    spm_errormsg() gives the calling thread's last message, naming the file
- *    or option at fault.
+ *    or option at fault, and spm_errcode() the code that came with it: the
+ *    way to tell why a function that returns NULL or 0 (spm_root,
+ *    spm_tx_alloc) or nothing (spm_flush, spm_tx_abort, ...) failed.
  *
  *  - Options: one string "key=value;key=value", the same syntax as the
  *    environment variable SPM_CONF, which is read by spm_create() and
@@ -37,9 +39,11 @@
  *                         Table 2: one shared 32-entry queue, 256 KiB 8-way
  *                         counter cache, banks of whole 4 KiB pages)
  *                         [sca; supermem for the SuperMem designs]
- *      key_file=PATH      AES key file [<path>.key]; spm_create() writes a new
- *                         random key there (mode 0600) if the file does not
- *                         exist, spm_open() reads it
+ *      key_file=PATH      the key file [<path>.key]: the AES key and each
+ *                         pool's generation (below, "Key files").
+ *                         spm_create() makes a new one (mode 0600, O_EXCL)
+ *                         where no file is; an existing key file is used only
+ *                         when key_file= names it
  *      aes_bits=128|256   key size, fixed at spm_create() [128]
  *      ctr_cache_kib=N    counter cache size in KiB [profile: 1024]
  *      ctr_cache_ways=N   counter cache associativity [profile: 16]
@@ -115,7 +119,24 @@
  *    writing the same bytes must synchronise as with any shared memory.
  *    Every thread's write-backs, fences and commits go through the pool's
  *    one controller, one at a time: threads are safe, not faster (two run
- *    slower than one; doc/results.md, speed section).
+ *    slower than one; doc/results.md, speed section).  A thread that exits
+ *    (returns from its start routine or calls pthread_exit) with a
+ *    transaction open has it aborted at its exit and its lane freed, in each
+ *    pool still open; exit() or a crash of the process leaves it to the next
+ *    open's recovery, as always.
+ *
+ *  - fork(): a pool belongs to the process that created or opened it.  In a
+ *    child of fork() every call on an inherited pool fails with SPM_E_INVAL
+ *    ("pool used after fork") and writes nothing: functions that return
+ *    nothing set only the message (spm_errcode), spm_ptr, spm_off, spm_size
+ *    and spm_design return NULL or 0.  The child's spm_close(), optional,
+ *    frees the child's copy of the handle and returns SPM_E_INVAL; it does
+ *    not drain, write counters back, mark the pool clean or unlock it, so the
+ *    parent's pool stays open and a crash of the parent is recovered.  The
+ *    child keeps a descriptor of the pool's lock (closed at exec, at its
+ *    exit or by that spm_close): until then the pool cannot be opened again
+ *    even after the parent closed it (SPM_E_BUSY).  A child may create and
+ *    open pools of its own, not the parent's while it is open.
  *
  *  - Persistence: the pool is a plaintext view in process memory (the CPU
  *    cache domain).  Nothing is durable until it is written back with
@@ -188,11 +209,20 @@ typedef uint64_t spm_off_t;
 /*
  * spm_create -- create a new pool of size bytes at path (files path and
  * path.meta, and path.key unless key_file names an existing key).  size is
- * rounded up to 4 KiB; the minimum is 4 MiB (SPM_E_INVAL below).  Fails with -EEXIST if path or
- * path.meta exists.  Both files get all their blocks now (posix_fallocate, as
- * libpmemobj does): on a file system without room, -ENOSPC and no file is left,
- * where a sparse pool would die of SIGBUS at some later store.  On success
- * *pool is an open pool.
+ * rounded up to 4 KiB; the minimum is 4 MiB (SPM_E_INVAL below).  Fails with
+ * -EEXIST if path or path.meta exists, SPM_E_KEYFILE if path.key exists and
+ * key_file= does not name it (a key file spm did not make is never adopted
+ * unnamed), -ENAMETOOLONG if the last component of path is longer than 246
+ * bytes (spm adds ".meta.new").  Both files get all their blocks now
+ * (posix_fallocate, as libpmemobj does): on a file system without room,
+ * -ENOSPC and no file is left, where a sparse pool would die of SIGBUS at
+ * some later store.  In an encrypting design every line of the data file is
+ * ciphertext from here on (the encryption of zeros under counter 0), so the
+ * file does not show which lines a program has used; this costs about 0.3 s
+ * per GiB.  Atomic: the files are made under temporary names and put in
+ * place at the end; a process killed inside spm_create leaves either no
+ * pool (the next spm_create of the path clears what it left) or a complete
+ * one.  On success *pool is an open pool.
  */
 SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 		       const char *options);
@@ -208,27 +238,53 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
  * the controller has drained its queues; such a pool is refused
  * (SPM_E_CORRUPT) and left dirty, never marked clean.  A pool whose files
  * have holes (copied sparse) gets their blocks first; without room, -ENOSPC
- * and the files are as they were.
+ * and the files are as they were.  Pool files older than the key file's
+ * record of the pool are refused with SPM_E_ROLLBACK (below, "Key files").
+ * The data and meta files are both locked (flock) while open: a second
+ * opener of either, under any name (a hard link), gets SPM_E_BUSY.
+ *
+ * Key files.  The key file is the processor's secret state: it must be a
+ * regular file owned by the calling user with no group or other permission
+ * bits; it is opened without following symbolic links; anything else is
+ * SPM_E_KEYFILE, before any file is touched.  Besides the key it holds, for
+ * every pool that uses it, the pool's generation, raised at every open and
+ * close (written crash-safely: a temporary file, fsync, rename), so its
+ * directory must be writable.  The pool files carry epoch words that must
+ * reach that generation, each with a MAC under a key derived from the pool's
+ * key.  Restoring an older copy of the pool files (a backup, or an attacker
+ * with write access to them) is therefore refused: every write after it
+ * would re-encrypt lines under (line, counter) pairs already used.  To use a
+ * backup on purpose, restore the key file saved with it as well.  What this
+ * does not detect: the current epoch words copied into an old copy, or
+ * single lines replayed with their counters, the replay attacks integrity
+ * protection exists for (not in these designs); and a copy taken while the
+ * pool was open, put back after that run crashed.
  */
 SPM_API int spm_open(spm_pool **pool, const char *path, const char *options);
 
 /*
  * spm_close -- drain the write queues, write back the counter cache, mark the
  * pool clean, unmap and free.  Open transactions of the pool are aborted.
- * Returns 0 or a negative error (the pool is freed in any case).
+ * Returns 0 or a negative error (the pool is freed in any case).  In a child
+ * of fork(): frees the child's copy only, SPM_E_INVAL (see Threads above).
  */
 SPM_API int spm_close(spm_pool *pool);
 
 /*
  * spm_root -- the root object: allocated and zeroed (durably) on the first
  * call, the same object on every later call and open.  size must be > 0 and
- * not larger than the size of the first call.  NULL on failure.
- * Must not be called inside a transaction of the calling thread.
+ * not larger than the size of the first call.  NULL on failure, with
+ * spm_errcode() saying why: SPM_E_INVAL (a bad size), SPM_E_NOSPACE (the
+ * first call's size does not fit the heap), SPM_E_BUSY (no lane free).
+ * Refused inside a transaction of the calling thread (NULL, SPM_E_TXSTATE).
+ * The root lives as long as the pool: spm_tx_free refuses it.
  */
 SPM_API void *spm_root(spm_pool *pool, size_t size);
 
 /* spm_ptr -- the view address of offset off; NULL if off is below 4096 (page 0
- * is the controller's data header, so 0 is null) or not below spm_size(). */
+ * is the controller's data header, so 0 is null) or not below spm_size().
+ * spm_ptr, spm_off, spm_size and spm_design only read the handle; in a
+ * child of fork() they return NULL or 0 (SPM_E_INVAL, see Threads above). */
 SPM_API void *spm_ptr(spm_pool *pool, spm_off_t off);
 
 /* spm_off -- the offset of view address ptr; 0 if ptr is not in the pool. */
@@ -314,15 +370,24 @@ SPM_API void spm_model_work(spm_pool *pool, uint64_t ns);
  *                   log holds at least 32512 bytes of entries (an entry: the
  *                   snapshotted lines plus one line), more if its lane's log
  *                   ring allows; beyond that SPM_E_NOSPACE (abort it).
+ *                   A failed spm_tx_add changes nothing: the range is not
+ *                   snapshotted (do not modify it), earlier ranges stay
+ *                   logged and the transaction stays open; the caller may
+ *                   go on (a later commit makes durable what was added) or
+ *                   spm_tx_abort() it.
  * spm_tx_alloc   -- a zeroed object of size bytes, owned by the transaction:
  *                   it becomes allocated at commit and vanishes at abort or a
  *                   crash before commit.  Its content is persisted at commit
  *                   without logging; its allocation costs the log a few
  *                   lines (at most about 11) whatever its size, so one
  *                   transaction can allocate or free objects up to the
- *                   heap's size.  0 on failure (spm_errormsg says why).
+ *                   heap's size.  0 on failure, the transaction still open;
+ *                   spm_errcode() says why: SPM_E_NOSPACE (no free run of
+ *                   that size), SPM_E_INVAL (size 0 or above the pool's),
+ *                   SPM_E_TXSTATE (no transaction), -ENOMEM.
  * spm_tx_free    -- free the object at off at commit.  SPM_E_INVAL if off is
- *                   not an allocated object.
+ *                   not the start of an allocated object, is freed twice in
+ *                   the transaction, or is the root object (spm_root).
  * spm_tx_commit  -- make the transaction durable and end it.  0 or error; on
  *                   error the transaction is aborted.
  * spm_tx_abort   -- restore every added range and end the transaction.
@@ -335,8 +400,9 @@ SPM_API int spm_tx_commit(spm_pool *pool);
 SPM_API void spm_tx_abort(spm_pool *pool);
 
 /*
- * spm_stat -- read a statistic by name into *value.  SPM_E_INVAL for an
- * unknown name.  Names:
+ * spm_stat -- read a statistic by name into *value.  SPM_E_INVAL (and a
+ * message) for an unknown name; a read leaves the thread's last message and
+ * code as they were.  spm_stat_names() lists every name.  Names:
  *   tx.committed tx.aborted          transactions
  *   tx.log_wraps                     transactions whose log went on at the
  *                                    start of their lane's ring (txlog.c)
@@ -351,6 +417,8 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  *                                    the clean/dirty word and the counter-cache
  *                                    shadow table (one write per cache miss in
  *                                    sca and unsafe, see doc/design.md)
+ *   media.bytes_written              bytes of the media.writes (64 a line; a
+ *                                    co-located write 72)
  *   media.reads                      media read requests (open, recovery, counter misses)
  *   ctr_cache.hits / .misses / .evictions / .writebacks
  *   aes.pads                         64-byte pads generated (4 AES blocks each)
@@ -368,6 +436,10 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  */
 SPM_API int spm_stat(spm_pool *pool, const char *name, uint64_t *value);
 
+/* spm_stat_names -- every name spm_stat() reads (time.core0_ns to
+ * time.core63_ns included), a static NULL-terminated array. */
+SPM_API const char *const *spm_stat_names(void);
+
 /* spm_stat_reset -- zero every statistic and the modeled clocks. */
 SPM_API void spm_stat_reset(spm_pool *pool);
 
@@ -376,6 +448,14 @@ SPM_API const char *spm_design(spm_pool *pool);
 
 /* spm_errormsg -- the calling thread's last error message ("" if none). */
 SPM_API const char *spm_errormsg(void);
+
+/*
+ * spm_errcode -- the calling thread's last error code: the SPM_E_* or -errno
+ * that came with spm_errormsg()'s message (0 if none).  Like errno, a later
+ * successful call does not reset it (spm_create and spm_open do, at their
+ * start); read it right after the call that failed.
+ */
+SPM_API int spm_errcode(void);
 
 /* spm_strerror -- a static description of error code err. */
 SPM_API const char *spm_strerror(int err);

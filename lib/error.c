@@ -1,4 +1,4 @@
-/* error.c -- spm_strerror() and spm_errormsg(). */
+/* error.c -- spm_strerror(), spm_errormsg() and spm_errcode(). */
 #include <string.h>
 
 #include "spm.h"
@@ -42,4 +42,10 @@ SPM_API const char *spm_strerror(int err)
 SPM_API const char *spm_errormsg(void)
 {
 	return emu_errmsg();
+}
+
+/* spm_errcode -- this thread's last error code. */
+SPM_API int spm_errcode(void)
+{
+	return emu_errcode();
 }

@@ -7,7 +7,13 @@
  * thread's id, modeled core and count of lanes held live in one TLS block
  * (thread_self, thread_lanes); the transaction code passes the core down
  * rather than look it up again.
+ *
+ * Also the process-wide state behind them: the fork generation (a pool is
+ * refused in a child of the process that opened it) and the list of open
+ * pools, which a thread's exit walks to abort the transactions it left open.
  */
+#include <pthread.h>
+
 #include "pool_internal.h"
 
 /* The calling thread's id, modeled core and lanes held, read by every
@@ -30,10 +36,118 @@ struct self {
 static __thread struct self self __attribute__((tls_model("initial-exec")));
 static uint64_t next_thread_id = 1;
 
-/* new_id -- the calling thread's id, assigned on its first call. */
+/*
+ * Process-wide state.  pool_fork_gen is raised in every child of fork() (a
+ * pthread_atfork handler), so a pool whose fork_gen differs was opened by
+ * another process: one load and compare per call, no getpid() system call.
+ * The pools of the process are in a list under reg_lock; a thread that has
+ * an id carries a value under exit_key, so that its exit runs thread_exit.
+ * reg_lock is held across fork() (the child's list is then whole).
+ */
+unsigned pool_fork_gen;
+static pthread_once_t proc_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static spm_pool *reg_head;
+static pthread_key_t exit_key;
+static int exit_key_ok;
+
+/* fork_prepare, fork_parent, fork_child -- around fork(): the child raises
+ * the generation, so that every pool it inherited is refused. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&reg_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void fork_child(void)
+{
+	__atomic_store_n(&pool_fork_gen, pool_fork_gen + 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* thread_exit -- exit_key's destructor: abort every transaction the exiting
+ * thread left open, in each pool of the process that it did not inherit
+ * across a fork, and free their lanes. */
+static void thread_exit(void *unused)
+{
+	(void)unused;
+	if (!self.lanes || !self.id) /* in no transaction: nothing to walk */
+		return;
+	pthread_mutex_lock(&reg_lock);
+	for (spm_pool *p = reg_head; p; p = p->reg_next)
+		if (!pool_forked(p))
+			tx_thread_exit(p, self.id);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* proc_init -- the fork handlers and the exit key, once per process. */
+static void proc_init(void)
+{
+	(void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+	exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
+}
+
+/* proc_fini -- the library is unloaded (dlclose): no destructor of ours may
+ * run at a later thread's exit. */
+static __attribute__((destructor)) void proc_fini(void)
+{
+	if (__atomic_load_n(&exit_key_ok, __ATOMIC_ACQUIRE))
+		pthread_key_delete(exit_key);
+	exit_key_ok = 0;
+}
+
+/* pool_register -- p joins the process's pools (at pool_new), under its
+ * fork generation of now. */
+void pool_register(spm_pool *p)
+{
+	pthread_once(&proc_once, proc_init);
+	pthread_mutex_lock(&reg_lock);
+	p->fork_gen = __atomic_load_n(&pool_fork_gen, __ATOMIC_RELAXED);
+	p->reg_next = reg_head;
+	p->reg_prev = NULL;
+	if (reg_head)
+		reg_head->reg_prev = p;
+	reg_head = p;
+	p->registered = 1;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* pool_unregister -- p leaves the list (once; again is a no-op).  It waits
+ * for an exiting thread that is aborting its transaction in p. */
+void pool_unregister(spm_pool *p)
+{
+	pthread_mutex_lock(&reg_lock);
+	if (p->registered) {
+		if (p->reg_prev)
+			p->reg_prev->reg_next = p->reg_next;
+		else
+			reg_head = p->reg_next;
+		if (p->reg_next)
+			p->reg_next->reg_prev = p->reg_prev;
+		p->registered = 0;
+	}
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* pool_forked_err -- the refusal of a pool used in a child of fork(). */
+int pool_forked_err(const char *fn)
+{
+	return emu_err(SPM_E_INVAL, "%s: pool used after fork (it belongs to the process "
+		       "that opened it)", fn);
+}
+
+/* new_id -- the calling thread's id, assigned on its first call; its exit
+ * will abort what it leaves open (thread_exit). */
 static __attribute__((noinline)) uint64_t new_id(void)
 {
 	self.id = __atomic_fetch_add(&next_thread_id, 1, __ATOMIC_RELAXED);
+	pthread_once(&proc_once, proc_init);
+	if (exit_key_ok)
+		(void)pthread_setspecific(exit_key, (void *)1);
 	return self.id;
 }
 
@@ -71,6 +185,8 @@ uint64_t thread_self(spm_pool *p, unsigned *core)
 
 SPM_API int spm_core_set(spm_pool *pool, unsigned core)
 {
+	if (pool && pool_forked(pool))
+		return pool_forked_err("spm_core_set");
 	if (!pool || core >= EMU_MAX_CORES)
 		return emu_err(SPM_E_INVAL, "spm_core_set: core %u out of range [0, %u)",
 			       core, EMU_MAX_CORES);
@@ -209,6 +325,10 @@ static uint64_t view_off(spm_pool *p, const void *addr)
 
 SPM_API void spm_flush(spm_pool *pool, const void *addr, size_t len)
 {
+	if (pool && pool_forked(pool)) {
+		pool_forked_err("spm_flush");
+		return;
+	}
 	uint64_t off = view_off(pool, addr);
 	if (off == UINT64_MAX)
 		return;
@@ -220,24 +340,36 @@ SPM_API void spm_drain(spm_pool *pool)
 {
 	if (!pool)
 		return;
+	if (pool_forked(pool)) {
+		pool_forked_err("spm_drain");
+		return;
+	}
 	evict_maybe(pool);
 	emu_fence(pool->emu, pool_core(pool));
 }
 
 SPM_API void spm_persist(spm_pool *pool, const void *addr, size_t len)
 {
+	if (pool && pool_forked(pool)) {
+		pool_forked_err("spm_persist");
+		return;
+	}
 	spm_flush(pool, addr, len);
 	spm_drain(pool);
 }
 
 SPM_API void spm_model_work(spm_pool *pool, uint64_t ns)
 {
-	if (pool && ns && ns <= UINT64_MAX / 1000)
+	if (pool && pool_forked(pool))
+		pool_forked_err("spm_model_work");
+	else if (pool && ns && ns <= UINT64_MAX / 1000)
 		emu_work(pool->emu, pool_core(pool), ns);
 }
 
 SPM_API int spm_counter_atomic(spm_pool *pool, const void *addr, size_t len)
 {
+	if (pool && pool_forked(pool))
+		return pool_forked_err("spm_counter_atomic");
 	uint64_t off = view_off(pool, addr), first = 0;
 	if (off == UINT64_MAX || off < POOL_HDR_OFF || len == 0 || len > pool->size - off)
 		return emu_err(SPM_E_INVAL, "spm_counter_atomic: range not inside the pool");
@@ -248,6 +380,10 @@ SPM_API int spm_counter_atomic(spm_pool *pool, const void *addr, size_t len)
 
 SPM_API void spm_counter_cache_writeback(spm_pool *pool, const void *addr, size_t len)
 {
+	if (pool && pool_forked(pool)) {
+		pool_forked_err("spm_counter_cache_writeback");
+		return;
+	}
 	uint64_t off = view_off(pool, addr);
 	if (off != UINT64_MAX)
 		pool_ccwb_range(pool, off, len);

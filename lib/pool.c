@@ -49,7 +49,7 @@ static int view_map(spm_pool *p)
 	return 0;
 }
 
-/* pool_new -- a handle with its locks. */
+/* pool_new -- a handle with its locks, in the process's list of pools. */
 static spm_pool *pool_new(void)
 {
 	static uint64_t next_uid = 1;
@@ -62,6 +62,7 @@ static spm_pool *pool_new(void)
 	pthread_mutex_init(&p->evict_lock, NULL);
 	pthread_mutex_init(&p->bm_lock, NULL);
 	pthread_mutex_init(&p->busy_lock, NULL);
+	pool_register(p);
 	return p;
 }
 
@@ -70,6 +71,7 @@ static void pool_free(spm_pool *p)
 {
 	if (!p)
 		return;
+	pool_unregister(p);
 	for (unsigned i = 0; i < POOL_NLANES; i++) {
 		free(p->lanes[i].logged.r);
 		free(p->lanes[i].entries.r);
@@ -189,9 +191,11 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 	pool_ccwb_range(p, POOL_HDR_OFF, sizeof(struct pool_hdr));
 	spm_drain(p);
 	/* after the header's first write, which no recovery depends on (a
-	 * crash inside spm_create leaves no pool), so that a create makes no
-	 * counter-atomic write of its own */
+	 * crash inside spm_create, before its commit below, leaves no pool),
+	 * so that a create makes no counter-atomic write of its own */
 	hdr_counter_atomic(p);
+	if ((rc = emu_commit_create(p->emu)))
+		goto fail_files;
 	emu_stat_reset(p->emu);
 	*pool = p;
 	return 0;
@@ -228,7 +232,8 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
 		emu_prefault(p->view, p->size);
 	if ((rc = emu_load_view(p->emu, p->view)) || (rc = check_layout(p, path)))
 		goto fail;
-	emu_mark_dirty(p->emu); /* checked: from here on the pool may change */
+	if ((rc = emu_mark_dirty(p->emu))) /* checked: from here on the pool may change */
+		goto fail;
 	hdr_counter_atomic(p); /* a pool made before session 13 has no such bits */
 	if (cfg.prefault)
 		emu_prefault_media(p->emu);
@@ -246,10 +251,28 @@ fail:
 	return rc;
 }
 
+/* close_forked -- spm_close in a child of fork(): the child's copies of the
+ * handle and the view are released, and nothing else.  The pool is its
+ * parent's: no drain, no counter write-back, no epoch, not marked clean; its
+ * lock is held by the parent's open file description, which the child's
+ * close() of its descriptor leaves locked (never flock(LOCK_UN)). */
+static int close_forked(spm_pool *pool)
+{
+	emu_abandon(pool->emu);
+	pool->emu = NULL;
+	pool_free(pool);
+	return pool_forked_err("spm_close");
+}
+
 SPM_API int spm_close(spm_pool *pool)
 {
 	if (!pool)
 		return emu_err(SPM_E_INVAL, "spm_close: NULL pool");
+	if (pool_forked(pool))
+		return close_forked(pool);
+	/* out of the list first: a thread exiting in a transaction of the pool
+	 * has aborted it, or leaves it to tx_abort_all */
+	pool_unregister(pool);
 	tx_abort_all(pool);
 	int rc = emu_close(pool->emu);
 	pool->emu = NULL;
@@ -261,6 +284,8 @@ SPM_API void *spm_ptr(spm_pool *pool, spm_off_t off)
 {
 	if (!pool || off < POOL_HDR_OFF || off >= pool->size)
 		return NULL;
+	if (pool_forked(pool))
+		return pool_forked_err("spm_ptr"), NULL;
 	return pool->view + off;
 }
 
@@ -269,16 +294,22 @@ SPM_API spm_off_t spm_off(spm_pool *pool, const void *ptr)
 	const uint8_t *a = ptr;
 	if (!pool || a < pool->view + POOL_HDR_OFF || a >= pool->view + pool->size)
 		return 0;
+	if (pool_forked(pool))
+		return pool_forked_err("spm_off"), 0;
 	return (spm_off_t)(a - pool->view);
 }
 
 SPM_API size_t spm_size(spm_pool *pool)
 {
+	if (pool && pool_forked(pool))
+		return pool_forked_err("spm_size"), 0;
 	return pool ? pool->size : 0;
 }
 
 SPM_API const char *spm_design(spm_pool *pool)
 {
+	if (pool && pool_forked(pool))
+		return pool_forked_err("spm_design"), NULL;
 	return pool ? emu_design_name(pool->emu) : NULL;
 }
 
@@ -286,6 +317,11 @@ SPM_API void *spm_root(spm_pool *pool, size_t size)
 {
 	if (!pool || size == 0)
 		return emu_err(SPM_E_INVAL, "spm_root: size must be > 0"), NULL;
+	if (pool_forked(pool))
+		return pool_forked_err("spm_root"), NULL;
+	if (tx_in_tx(pool))
+		return emu_err(SPM_E_TXSTATE, "spm_root: called inside a transaction of "
+			       "this thread"), NULL;
 	pthread_mutex_lock(&pool->root_lock);
 	struct pool_hdr *h = pool->hdr;
 	void *ret = NULL;
@@ -301,7 +337,8 @@ SPM_API void *spm_root(spm_pool *pool, size_t size)
 	if (spm_tx_begin(pool) == 0) {
 		spm_off_t off = spm_tx_alloc(pool, size);
 		if (off && spm_tx_add(pool, &h->root_off, 2 * sizeof(uint64_t)) == 0) {
-			h->root_off = off;
+			/* atomic: spm_tx_free reads it without root_lock */
+			__atomic_store_n(&h->root_off, off, __ATOMIC_RELAXED);
 			h->root_size = size;
 			if (spm_tx_commit(pool) == 0)
 				ret = pool->view + off;
@@ -317,11 +354,20 @@ SPM_API int spm_stat(spm_pool *pool, const char *name, uint64_t *value)
 {
 	if (!pool)
 		return emu_err(SPM_E_INVAL, "spm_stat: NULL pool");
+	if (pool_forked(pool))
+		return pool_forked_err("spm_stat");
 	return emu_stat(pool->emu, name, value);
+}
+
+SPM_API const char *const *spm_stat_names(void)
+{
+	return emu_stat_names();
 }
 
 SPM_API void spm_stat_reset(spm_pool *pool)
 {
-	if (pool)
+	if (pool && pool_forked(pool))
+		pool_forked_err("spm_stat_reset");
+	else if (pool)
 		emu_stat_reset(pool->emu);
 }

@@ -96,6 +96,9 @@ struct lane {
 struct spm_pool {
 	struct emu *emu;
 	uint64_t uid;             /* unique in the process: handles' addresses are reused */
+	unsigned fork_gen;        /* pool_fork_gen at create or open (pool_forked) */
+	int registered;           /* in the process's list of pools (reg_lock) */
+	spm_pool *reg_next, *reg_prev;
 	uint8_t *view;
 	size_t size;
 	struct pool_hdr *hdr;
@@ -159,6 +162,19 @@ void pool_write_ranges(spm_pool *p, unsigned core, const struct range *r, size_t
 void pool_write_batches(spm_pool *p, unsigned core, const struct pool_batch *b, size_t nb);
 uint64_t thread_id(void);
 unsigned *thread_lanes(void);
+void pool_register(spm_pool *p);
+void pool_unregister(spm_pool *p);
+int pool_forked_err(const char *fn);
+/* raised in every child of fork(); a pool records it at create and open */
+extern unsigned pool_fork_gen;
+/* pool_forked -- was p opened by another process (this one is a child of
+ * fork() since)?  Its calls are refused (pool_forked_err): one load and a
+ * predictable branch. */
+static inline int pool_forked(const spm_pool *p)
+{
+	return __builtin_expect(__atomic_load_n(&pool_fork_gen, __ATOMIC_RELAXED) !=
+				p->fork_gen, 0);
+}
 
 /* tx.c */
 int tx_recover(spm_pool *p);
@@ -175,6 +191,8 @@ int txlog_place(spm_pool *p, struct lane *l, uint64_t need, uint64_t *pos);
 void txlog_advance(spm_pool *p, struct lane *l);
 int txlog_scan(spm_pool *p, unsigned i, uint64_t gen, uint64_t start, struct vec *found);
 void tx_abort_all(spm_pool *p);
+void tx_thread_exit(spm_pool *p, uint64_t me);
+int tx_in_tx(spm_pool *p);
 int vec_push(struct vec *v, uint64_t off, uint64_t len);
 int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len, const uint64_t *fill);
 

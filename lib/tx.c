@@ -212,6 +212,8 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 {
 	if (!pool)
 		return emu_err(SPM_E_INVAL, "spm_tx_begin: NULL pool");
+	if (pool_forked(pool))
+		return pool_forked_err("spm_tx_begin");
 	unsigned core;
 	uint64_t me = thread_self(pool, &core);
 	unsigned *held = thread_lanes();
@@ -347,6 +349,8 @@ static int tx_add_off(spm_pool *p, struct lane *l, uint64_t off, uint64_t len,
 
 SPM_API int spm_tx_add(spm_pool *pool, const void *addr, size_t len)
 {
+	if (pool && pool_forked(pool))
+		return pool_forked_err("spm_tx_add");
 	struct lane *l = pool ? my_lane(pool) : NULL;
 	if (!l)
 		return emu_err(SPM_E_TXSTATE, "spm_tx_add: no transaction on this thread");
@@ -366,6 +370,8 @@ int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len, const uint64_t *fil
 
 SPM_API spm_off_t spm_tx_alloc(spm_pool *pool, size_t size)
 {
+	if (pool && pool_forked(pool))
+		return pool_forked_err("spm_tx_alloc"), 0;
 	struct lane *l = pool ? my_lane(pool) : NULL;
 	if (!l)
 		return emu_err(SPM_E_TXSTATE, "spm_tx_alloc: no transaction on this thread"),
@@ -386,8 +392,22 @@ SPM_API spm_off_t spm_tx_alloc(spm_pool *pool, size_t size)
 	return off;
 }
 
+/* free_check_root -- SPM_E_INVAL if off is the root object, which lives as
+ * long as the pool (its offset stays in the pool header: freed, a later
+ * allocation would overlap it). */
+static int free_check_root(spm_pool *p, uint64_t off)
+{
+	uint64_t root = __atomic_load_n(&p->hdr->root_off, __ATOMIC_RELAXED);
+	if (root && off == root)
+		return emu_err(SPM_E_INVAL, "spm_tx_free: %llu is the root object, which "
+			       "cannot be freed", (unsigned long long)off);
+	return 0;
+}
+
 SPM_API int spm_tx_free(spm_pool *pool, spm_off_t off)
 {
+	if (pool && pool_forked(pool))
+		return pool_forked_err("spm_tx_free");
 	struct lane *l = pool ? my_lane(pool) : NULL;
 	if (!l)
 		return emu_err(SPM_E_TXSTATE, "spm_tx_free: no transaction on this thread");
@@ -406,7 +426,9 @@ SPM_API int spm_tx_free(spm_pool *pool, spm_off_t off)
 	 * gap this object would seem to run on into its neighbour */
 	uint64_t units;
 	pthread_mutex_lock(&pool->bm_lock);
-	int rc = alloc_object_units(pool, off, &units);
+	int rc = free_check_root(pool, off);
+	if (!rc)
+		rc = alloc_object_units(pool, off, &units);
 	pthread_mutex_unlock(&pool->bm_lock);
 	if (rc)
 		return rc;
@@ -432,6 +454,10 @@ static void tx_abort_lane(spm_pool *p, struct lane *l)
 
 SPM_API void spm_tx_abort(spm_pool *pool)
 {
+	if (pool && pool_forked(pool)) {
+		pool_forked_err("spm_tx_abort");
+		return;
+	}
 	struct lane *l = pool ? my_lane(pool) : NULL;
 	if (l)
 		tx_abort_lane(pool, l);
@@ -439,6 +465,8 @@ SPM_API void spm_tx_abort(spm_pool *pool)
 
 SPM_API int spm_tx_commit(spm_pool *pool)
 {
+	if (pool && pool_forked(pool))
+		return pool_forked_err("spm_tx_commit");
 	struct lane *l = pool ? my_lane(pool) : NULL;
 	if (!l)
 		return emu_err(SPM_E_TXSTATE, "spm_tx_commit: no transaction on this thread");
@@ -507,4 +535,21 @@ void tx_abort_all(spm_pool *p)
 			p->lanes[i].core = pool_core(p); /* charged to the closing thread */
 			tx_abort_lane(p, &p->lanes[i]);
 		}
+}
+
+/* tx_thread_exit -- thread me is exiting (persist.c's exit destructor):
+ * abort its open transaction in p, if any, and free the lane. */
+void tx_thread_exit(spm_pool *p, uint64_t me)
+{
+	struct lane *l = lane_of(p, me);
+	if (l)
+		tx_abort_lane(p, l);
+}
+
+/* tx_in_tx -- has the calling thread an open transaction in p? */
+int tx_in_tx(spm_pool *p)
+{
+	unsigned core;
+	uint64_t me = thread_self(p, &core);
+	return *thread_lanes() && lane_of(p, me);
 }

@@ -2,7 +2,7 @@
 spm_test(test_roundtrip unit)
 spm_test(test_canary unit)
 spm_test(test_badinput unit)
-target_link_libraries(test_badinput PRIVATE ZLIB::ZLIB)
+target_link_libraries(test_badinput PRIVATE ZLIB::ZLIB OpenSSL::Crypto)
 spm_test(test_crash crash)
 spm_test(test_tx_threads unit)
 target_link_libraries(test_tx_threads PRIVATE Threads::Threads)

@@ -1,1 +1,6 @@
 # hardening_files.cmake -- tests of the pool's files: key trust, rollback, atomic create, locks.
+# Key files, rollback, forged epochs, ciphertext from create on, a
+# hard-linked meta file, long names.
+spm_test(test_trust unit)
+# spm_create killed at every crash point it passes: complete, or free.
+spm_test(test_create_crash crash)

@@ -15,6 +15,9 @@
 #include <zlib.h>
 
 #include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/kdf.h>
 
 #include "test_files.h"
 
@@ -23,15 +26,16 @@
 #define POOL_SIZE (4u << 20)
 
 enum cat { C_NOTPOOL, C_TRUNC, C_CORRUPT, C_MISMATCH, C_VERSION, C_KEY, C_KEYFILE,
-	   C_DESIGN, C_OPTION, C_NOENT, C_BUSY, C_WRONGDESIGN, C__N };
+	   C_DESIGN, C_OPTION, C_NOENT, C_BUSY, C_WRONGDESIGN, C_ROLLBACK, C__N };
 static const char *const cat_name[C__N] = {"notpool", "truncated", "corrupt",
 					    "mismatch", "version", "key", "keyfile",
 					    "design", "option", "noent", "busy",
-					    "wrongdesign"};
+					    "wrongdesign", "rollback"};
 static const int cat_code[C__N] = {SPM_E_NOTPOOL, SPM_E_TRUNCATED, SPM_E_CORRUPT,
 				   SPM_E_MISMATCH, SPM_E_VERSION, SPM_E_KEY,
 				   SPM_E_KEYFILE, SPM_E_DESIGN, SPM_E_OPTION,
-				   -ENOENT, SPM_E_BUSY, SPM_E_WRONGDESIGN};
+				   -ENOENT, SPM_E_BUSY, SPM_E_WRONGDESIGN,
+				   SPM_E_ROLLBACK};
 
 /* What the failed opens returned, per category (0: not seen). */
 static int seen[C__N];
@@ -184,7 +188,7 @@ static int setup(void **state)
 	img_data = slurp(pa, &len_data);
 	img_meta = slurp(pa_meta, &len_meta);
 	img_key = slurp(pa_key, &len_key);
-	return len_key == 16 && len_data == POOL_SIZE ? 0 : -1;
+	return len_key > 16 && len_data == POOL_SIZE ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -348,11 +352,34 @@ static void mismatch(void **state)
 }
 
 /* The epoch words (emu.c, "Epochs"): data file offset 64, meta file 520
- * (epoch) and 528 (next); a 48-bit epoch under a 16-bit check. */
+ * (epoch) and 528 (next); a 32-bit epoch under a 32-bit tag, the first four
+ * bytes of HMAC-SHA256(HKDF-SHA256(key, uuid, "spm epoch"), uuid || epoch),
+ * computed here as the format says, from pool A's key file (the key at 16)
+ * and data header (the uuid at 16). */
 static uint64_t epoch_word(uint64_t e)
 {
-	e &= (1ull << 48) - 1;
-	return e | ((e * 0x9e3779b97f4a7c15ull) >> 48 << 48);
+	e &= 0xffffffffull;
+	if (!e)
+		return 0;
+	uint8_t uuid[16], mk[32], msg[24], mac[EVP_MAX_MD_SIZE];
+	memcpy(uuid, img_data + 16, 16);
+	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
+	size_t mklen = sizeof(mk);
+	assert_non_null(c);
+	assert_int_equal(EVP_PKEY_derive_init(c), 1);
+	assert_int_equal(EVP_PKEY_CTX_set_hkdf_md(c, EVP_sha256()), 1);
+	assert_int_equal(EVP_PKEY_CTX_set1_hkdf_salt(c, uuid, 16), 1);
+	assert_int_equal(EVP_PKEY_CTX_set1_hkdf_key(c, img_key + 16, 16), 1);
+	assert_int_equal(EVP_PKEY_CTX_add1_hkdf_info(c, (const unsigned char *)"spm epoch", 9), 1);
+	assert_int_equal(EVP_PKEY_derive(c, mk, &mklen), 1);
+	EVP_PKEY_CTX_free(c);
+	memcpy(msg, uuid, 16);
+	memcpy(msg + 16, &e, 8);
+	unsigned maclen = 0;
+	assert_non_null(HMAC(EVP_sha256(), mk, (int)mklen, msg, sizeof(msg), mac, &maclen));
+	uint32_t tag;
+	memcpy(&tag, mac, 4);
+	return e | (uint64_t)tag << 32;
 }
 
 static uint64_t word_at(const char *path, long off)
@@ -389,7 +416,7 @@ static void stale(void **state)
 {
 	(void)state;
 	restore_a();
-	uint64_t e = word_at(pa, 64) & ((1ull << 48) - 1);
+	uint64_t e = word_at(pa, 64) & 0xffffffffull;
 	assert_int_equal(word_at(pa, 64), epoch_word(e));
 	assert_int_equal(word_at(pa_meta, 520), epoch_word(e));
 	open_write_close("a later state");
@@ -401,7 +428,9 @@ static void stale(void **state)
 	uint8_t *new_data = slurp(pa, &n_data), *new_meta = slurp(pa_meta, &n_meta);
 	spit(pa_meta, img_meta, len_meta); /* the older meta file */
 	expect_refused("older meta file", pa, NULL, C_MISMATCH, "older copy");
-	spit(pa, img_data, len_data); /* both older: a consistent pair */
+	spit(pa, img_data, len_data); /* both older: a consistent pair, but
+					 * older than the key's record */
+	expect_refused("older data and meta files", pa, NULL, C_ROLLBACK, "rollback");
 	spit(pa_meta, new_meta, n_meta); /* the older data file */
 	expect_refused("older data file", pa, NULL, C_MISMATCH, "older copy");
 	/* a raise cut short: next set; next and the data file's epoch set */
@@ -409,7 +438,7 @@ static void stale(void **state)
 	uint64_t w = epoch_word(e + 3);
 	patch(pa_meta, 528, &w, 8);
 	open_write_close("after a crash in a raise (1)");
-	e = word_at(pa, 64) & ((1ull << 48) - 1);
+	e = word_at(pa, 64) & 0xffffffffull;
 	w = epoch_word(e + 1);
 	patch(pa_meta, 528, &w, 8);
 	patch(pa, 64, &w, 8);
@@ -440,9 +469,13 @@ static void version(void **state)
 	patch(pa, 8, &v, 4);
 	expect_refused("data version 99", pa, NULL, C_VERSION, pa);
 	restore_a();
-	v = 2;
+	v = 3;
 	patch(pa_meta, 8, &v, 4);
-	expect_refused("meta version 2", pa, NULL, C_VERSION, pa_meta);
+	expect_refused("meta version 3", pa, NULL, C_VERSION, pa_meta);
+	restore_a();
+	v = 1; /* the format before keyed epoch words: no upgrade */
+	patch(pa_meta, 8, &v, 4);
+	expect_refused("meta version 1", pa, NULL, C_VERSION, pa_meta);
 	restore_a();
 	v = 0; /* no version spm ever wrote */
 	patch(pa_meta, 8, &v, 4);

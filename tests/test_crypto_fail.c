@@ -343,25 +343,32 @@ static void open_failure(void **state)
 
 
 /* A copy of the pool's data and meta files. */
+/* A pool's three files: restored together, as a state of the machine (the
+ * key file records the pool's generation: restoring only the two pool files
+ * would be a rollback). */
 struct files {
-	uint8_t *data, *meta;
-	size_t dlen, mlen;
+	uint8_t *data, *meta, *key;
+	size_t dlen, mlen, klen;
 };
 
 static void save_files(struct files *f)
 {
-	char meta[2300];
+	char meta[2300], key[2300];
 	snprintf(meta, sizeof(meta), "%s.meta", pool);
+	snprintf(key, sizeof(key), "%s.key", pool);
 	f->data = slurp(pool, &f->dlen);
 	f->meta = slurp(meta, &f->mlen);
+	f->key = slurp(key, &f->klen);
 }
 
 static void restore_files(const struct files *f)
 {
-	char meta[2300];
+	char meta[2300], key[2300];
 	snprintf(meta, sizeof(meta), "%s.meta", pool);
+	snprintf(key, sizeof(key), "%s.key", pool);
 	spit(pool, f->data, f->dlen);
 	spit(meta, f->meta, f->mlen);
+	spit(key, f->key, f->klen);
 }
 
 /* copy_file -- the file at to becomes a copy of the one at from. */
@@ -455,9 +462,11 @@ static void recovery_failures(void **state)
 		}
 		free(crashed.data);
 		free(crashed.meta);
+		free(crashed.key);
 	}
 	free(before.data);
 	free(before.meta);
+	free(before.key);
 	print_message("%u sessions killed at a pad call; %u recoveries with a failing call: "
 		      "%u refused, %u aborted, %u recovered; %u reused pads\n", killed,
 		      histories, refused, aborted, recovered, reused);

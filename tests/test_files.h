@@ -9,7 +9,9 @@
 #ifndef SPM_TEST_FILES_H
 #define SPM_TEST_FILES_H 1
 
+#include <fcntl.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -33,10 +35,14 @@ static inline uint8_t *slurp(const char *p, size_t *len)
 	return buf;
 }
 
-/* spit -- replace the file at p by len bytes of buf. */
+/* spit -- replace the file at p by len bytes of buf, mode 0600 (a key file
+ * must be the user's alone). */
 static inline void spit(const char *p, const void *buf, size_t len)
 {
-	FILE *f = fopen(p, "wb");
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fchmod(fd, 0600), 0);
+	FILE *f = fdopen(fd, "wb");
 	assert_non_null(f);
 	assert_int_equal(fwrite(buf, 1, len, f), len);
 	assert_int_equal(fclose(f), 0);

@@ -31,7 +31,7 @@
 #define SB_BYTES 520 /* superblock (512) + state word (8) */
 #define DH_BYTES 48  /* data file header */
 #define VERSION_OFF 8 /* u32 format version after the 8-byte magic */
-#define FORMAT_VERSION 1u
+#define FORMAT_VERSION 2u
 
 static const uint8_t masks[] = {0xff, 0x01};
 
@@ -123,7 +123,7 @@ static int setup(void **state)
 	img[2].path = key_path;
 	for (int i = 0; i < 3; i++)
 		img[i].buf = slurp(img[i].path, &img[i].len);
-	return img[0].len == POOL_SIZE && img[1].len > SB_BYTES && img[2].len == 16 ? 0
+	return img[0].len == POOL_SIZE && img[1].len > SB_BYTES && img[2].len > 16 ? 0
 											 : -1;
 }
 
@@ -162,7 +162,7 @@ static int expected_code(const struct image *im, size_t off, uint8_t mask)
 		v[off - VERSION_OFF] ^= mask;
 		uint32_t ver = v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 |
 			       (uint32_t)v[3] << 24;
-		return ver == 0 || ver > FORMAT_VERSION ? SPM_E_VERSION : SPM_E_CORRUPT;
+		return ver != FORMAT_VERSION ? SPM_E_VERSION : SPM_E_CORRUPT;
 	}
 	return SPM_E_CORRUPT;
 }

@@ -182,6 +182,7 @@ static void adr_entries(void **state)
 		w.state = WQ_READY;
 		memcpy(m + c[i].at, &w, sizeof(w));
 		spit(meta_path, m, len_meta);
+		spit(key_path, img_key, len_key); /* the key as of the copy */
 		spm_pool *p = NULL;
 		if (spm_open(&p, path, NULL))
 			fail_msg("%s, entry not valid: %s", c[i].what, spm_errormsg());
@@ -199,6 +200,7 @@ static void adr_entries(void **state)
 	memcpy(m + cq, &w, sizeof(w));
 	spit(path, img_data, len_data);
 	spit(meta_path, m, len_meta);
+	spit(key_path, img_key, len_key); /* the key as of the copy */
 	free(m);
 	spm_pool *p = NULL;
 	if (spm_open(&p, path, NULL))
@@ -247,6 +249,7 @@ static void reserved(void **state)
 	memcpy(m + dq, &w, sizeof(w));
 	spit(path, img_data, len_data);
 	spit(meta_path, m, len_meta);
+	spit(key_path, img_key, len_key); /* the key as of the copy */
 	spm_pool *p = NULL;
 	if (spm_open(&p, path, NULL))
 		fail_msg("reserved slot in reach: %s", spm_errormsg());
@@ -305,6 +308,7 @@ static void reserved(void **state)
 	free(m);
 	spit(path, img_data, len_data);
 	spit(meta_path, img_meta, len_meta);
+	spit(key_path, img_key, len_key); /* the key as of the copy */
 }
 
 /*
@@ -419,6 +423,7 @@ static void stop_loss_one(void **state)
 	assert_int_equal(spm_close(p), 0);
 	spit(path, img_data, len_data);
 	spit(meta_path, img_meta, len_meta);
+	spit(key_path, img_key, len_key); /* the key as of the copy */
 }
 
 int main(int argc, char **argv)

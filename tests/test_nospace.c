@@ -152,7 +152,7 @@ static void sparse_pool_opened(void **state)
 	make_pool();
 	punch(pool);
 	punch(meta);
-	assert_true(holes(pool) > 0);
+	/* the data file is ciphertext from create on: no zero page to punch */
 	assert_true(holes(meta) > 0);
 	size_t dlen, mlen;
 	uint8_t *data = slurp(pool, &dlen), *metab = slurp(meta, &mlen);

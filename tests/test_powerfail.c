@@ -251,7 +251,13 @@ static void clean_close(void **state)
 	struct outcome o;
 	run(&o, NULL, "11:0:close", "durability=none;prefault=0");
 	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 0);
-	assert_int_equal(generation(), 0);
+	/* both commits lost -- and with them the epoch raises, so the files
+	 * are now older than the key's record of the pool: refused as a
+	 * rollback (-1) rather than opened with counters gone back */
+	int g = generation();
+	if (g != 0 && g != -1)
+		fail_msg("durability=none: power failed after a clean close: generation %d, "
+			 "want 0 or refused", g);
 }
 
 /*

@@ -1,0 +1,204 @@
+/*
+ * test_create_crash.c -- spm_create is atomic: killed at every crash point
+ * it passes (SPM_CRASH=after:N in a forked child, N = 1 .. all of them),
+ * either the path is free for a new spm_create, or the pool opens complete;
+ * never a pool that is refused for good.  For each encrypting design and
+ * plain, with the key made by the creation and with an adopted key.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test_files.h"
+
+#include <spm.h>
+
+#define POOL_SIZE (4u << 20)
+
+static char dir[2048];
+
+static int exists(const char *p)
+{
+	struct stat st;
+	return lstat(p, &st) == 0;
+}
+
+/* child_create -- in a child with SPM_CRASH=crash: spm_create(path, opts)
+ * and close; its wait status, and its stderr's crash-point count in *points
+ * (for "count"). */
+static int child_create(const char *path, const char *opts, const char *crash, long *points)
+{
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		if (dup2(fds[1], 2) < 0)
+			_exit(120);
+		setenv("SPM_CRASH", crash, 1);
+		spm_pool *p = NULL;
+		if (spm_create(&p, path, POOL_SIZE, opts)) {
+			fprintf(stderr, "create: %s\n", spm_errormsg());
+			exit(3);
+		}
+		exit(spm_close(p) ? 4 : 0);
+	}
+	close(fds[1]);
+	char err[8192];
+	size_t len = 0;
+	ssize_t n;
+	while ((n = read(fds[0], err + len, sizeof(err) - 1 - len)) > 0)
+		len += (size_t)n;
+	err[len] = '\0';
+	close(fds[0]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	const char *c = strstr(err, "spm-crash-points: ");
+	if (points)
+		*points = c ? strtol(c + strlen("spm-crash-points: "), NULL, 10) : -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && strncmp(crash, "point:", 6))
+		fail_msg("SPM_CRASH=%s: create failed: %s", crash, err);
+	return status;
+}
+
+/* complete_or_free -- after a creation killed at point n: the pool opens
+ * (and its root is readable), or a new spm_create of the path succeeds.
+ * In a child, as every spm call of this test: the crash injector is set up
+ * once per process, at its first spm call, and children made after it
+ * would inherit it.  1 if the pool opened, 0 if the path was free. */
+static int complete_or_free(const char *path, const char *opts, long n)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		unsetenv("SPM_CRASH");
+		spm_pool *p = NULL;
+		int rc = spm_open(&p, path, opts && strstr(opts, "key_file") ? opts : NULL);
+		if (rc == 0)
+			exit(spm_root(p, 64) && spm_close(p) == 0 ? 10 : 3);
+		rc = spm_create(&p, path, POOL_SIZE, opts);
+		if (rc != 0) {
+			fprintf(stderr, "killed at crash point %ld of spm_create (%s): the pool "
+				"does not open and the path is not free: %s\n", n,
+				opts ? opts : "", spm_errormsg());
+			exit(2);
+		}
+		exit(spm_root(p, 64) && spm_close(p) == 0 ? 11 : 3);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 10 && WEXITSTATUS(status) != 11))
+		fail_msg("after crash point %ld: status %d", n, status);
+	return WEXITSTATUS(status) == 10;
+}
+
+/* sweep -- every crash point of spm_create(path, opts). */
+static void sweep(const char *tag, const char *opts, const char *adopt_key)
+{
+	char path[4096], tmp[4300];
+	snprintf(path, sizeof(path), "%s/createcrash-%ld-%s", dir, (long)getpid(), tag);
+	remove_pool_files(path);
+	long points;
+	child_create(path, opts, "count", &points);
+	assert_true(points > 4);
+	unsigned opened = 0;
+	for (long n = 1; n <= points; n++) {
+		char crash[64];
+		remove_pool_files(path);
+		snprintf(tmp, sizeof(tmp), "%s.new", path);
+		unlink(tmp);
+		snprintf(tmp, sizeof(tmp), "%s.meta.new", path);
+		unlink(tmp);
+		if (adopt_key)
+			assert_true(exists(adopt_key));
+		snprintf(crash, sizeof(crash), "after:%ld", n);
+		int status = child_create(path, opts, crash, NULL);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+			fail_msg("SPM_CRASH=%s: not killed (status %d)", crash, status);
+		opened += complete_or_free(path, opts, n);
+		/* and no temporary is left once a pool stands at the path */
+		snprintf(tmp, sizeof(tmp), "%s.new", path);
+		assert_false(exists(tmp));
+		snprintf(tmp, sizeof(tmp), "%s.meta.new", path);
+		assert_false(exists(tmp));
+	}
+	/* the last points are after the commit: those pools open */
+	assert_true(opened >= 1);
+	assert_true(opened < (unsigned)points);
+	remove_pool_files(path);
+	print_message("%s: %ld crash points, %u left a pool, %ld a free path\n", tag, points,
+		      opened, points - (long)opened);
+}
+
+static void sweep_sca(void **state)
+{
+	(void)state;
+	sweep("sca", "design=sca", NULL);
+}
+
+static void sweep_supermem(void **state)
+{
+	(void)state;
+	sweep("supermem", "design=supermem", NULL);
+}
+
+static void sweep_plain(void **state)
+{
+	(void)state;
+	sweep("plain", "design=plain", NULL);
+}
+
+/* sweep_adopted_key -- a key named with key_file= is never removed by the
+ * clearing of an interrupted creation. */
+static void sweep_adopted_key(void **state)
+{
+	(void)state;
+	char key[4200], opts[4400], base[4096];
+	snprintf(base, sizeof(base), "%s/createcrash-%ld-keysrc", dir, (long)getpid());
+	remove_pool_files(base);
+	child_create(base, "design=sca", "point:none.such", NULL); /* refused: no pool */
+	assert_int_equal(complete_or_free(base, NULL, 0), 0); /* made here, in a child */
+	snprintf(key, sizeof(key), "%s.key", base);
+	size_t n;
+	uint8_t *k = slurp(key, &n);
+	snprintf(opts, sizeof(opts), "design=fca;key_file=%s", key);
+	sweep("adopted", opts, key);
+	/* the shared key is still there and the same key; its records grow
+	 * (one per pool that used it), none vanishes */
+	size_t n2;
+	uint8_t *k2 = slurp(key, &n2);
+	assert_true(n2 >= n);
+	assert_memory_equal(k2, k, 48);
+	free(k2);
+	free(k);
+	remove_pool_files(base);
+}
+
+int main(void)
+{
+	const char *d = getenv("SPM_TEST_DIR");
+	snprintf(dir, sizeof(dir), "%s", d && *d ? d : "/tmp");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sweep_sca),
+		cmocka_unit_test(sweep_supermem),
+		cmocka_unit_test(sweep_plain),
+		cmocka_unit_test(sweep_adopted_key),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
