@@ -1,5 +1,5 @@
 /*
- * audit.c -- the test-only pad-reuse auditor (ARCHITECTURE.md section 8).
+ * audit.c -- the test-only pad-reuse auditor (doc/design.md, "Security invariants").
  * With SPM_AUDIT=FILE every pad used for an encryption appends a line
  * "<line-index> <counter> <crc32 of the plaintext>" to FILE, unbuffered
  * (O_APPEND, one write per record) so that records survive a crash of the

@@ -1,6 +1,6 @@
 /*
- * controller.c -- the secure memory controller's data path (ARCHITECTURE.md
- * section 2, SCA section 5.2): a written-back line gets a new counter from
+ * controller.c -- the secure memory controller's data path (doc/design.md,
+ * "Layers"; SCA section 5.2): a written-back line gets a new counter from
  * the counter cache, a pad from the AES engine, and enters the ADR write
  * queues as the design's counter-atomicity policy says.  Every step is
  * charged to the calling core's modeled clock.
@@ -208,8 +208,8 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 		line_xor(w->payload, plain, pad);
 		/* not for a page re-encryption's line: its resume encrypts the
 		 * same plaintext under the same counter again, which the
-		 * invariant allows (the auditor compares plaintexts since
-		 * session 10; the point stays out so sweep counts compare) */
+		 * invariant allows (the auditor compares plaintexts; the
+		 * point stays out so sweep counts compare) */
 		if (!(flags & WQ_RSR))
 			emu_crash_point("wpq.payload_written");
 	} else {
@@ -845,7 +845,7 @@ static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
 	 * page to a new major (every counter of the old one is then smaller):
 	 * the smallest major m with m << minor_bits at least min_ctr - 1, in
 	 * one re-encryption (one major at a time, a counter far ahead took an
-	 * open hours: a review, session 13) */
+	 * open hours, as a review found) */
 	if (e->layout->id == LAYOUT_SPLIT &&
 	    (min_ctr > e->cur_ctr[l] + 1 || reenc_needed(e, l))) {
 		const unsigned bits = e->minor_bits;
@@ -865,7 +865,7 @@ static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
 	/* min_ctr is not stored before counter_for_write: a stop-loss
 	 * write-back there would carry a counter the line's home data is not
 	 * under, and a crash in the pair below would leave it durable (a
-	 * review, session 13: stop_loss = 1 lost the line) */
+	 * review found it: stop_loss = 1 lost the line) */
 	uint64_t newctr, t = counter_for_write(e, 0, l, 0, &newctr);
 	if (newctr < min_ctr)
 		newctr = min_ctr;
@@ -879,7 +879,7 @@ static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
 
 /*
  * ctrl_advance_stale -- at an unclean recovery, no counter value that may
- * have encrypted a line may encrypt it again (ARCHITECTURE.md section 8):
+ * have encrypted a line may encrypt it again (doc/design.md, "Security invariants"):
  *  - lines of an unready pair dropped by recovery: their pad was used for a
  *    ciphertext that reached the ADR region; advanced past that counter;
  *  - where dirty counters can be lost, every counter line the shadow table

@@ -1,6 +1,6 @@
 /*
  * crash.c -- named crash points and the SPM_CRASH fault injector
- * (ARCHITECTURE.md section 5).  A crash is SIGKILL of the whole process: the
+ * (doc/design.md, "Crash model").  A crash is SIGKILL of the whole process: the
  * power failure of the emulated machine.
  *
  *   SPM_CRASH=after:N           die at the Nth crash point hit (N >= 1)

@@ -1,6 +1,6 @@
 /*
- * design.c -- the designs as rows of one table of policies (ARCHITECTURE.md
- * section 6) and the configuration profiles (each paper's Table 2).
+ * design.c -- the designs as rows of one table of policies (doc/design.md)
+ * and the configuration profiles (each paper's Table 2).
  */
 #include <string.h>
 

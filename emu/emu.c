@@ -710,7 +710,7 @@ struct pending_drop {
  * and the ADR header's table name (n of them in d) fit the table, and none
  * names a counter further ahead of its line's stored one than a write can
  * run (recovery's own checks, ctrl_advance_stale and keep_dropped, made here
- * too, before recovery writes anything: a review, session 13, found those
+ * too, before recovery writes anything: a review found those
  * refusals came after the epochs were raised and the queues drained).
  * Queued counter entries only raise a stored counter, so a lead past the
  * bound here is one there.

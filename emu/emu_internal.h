@@ -17,7 +17,7 @@
 
 /* ------------------------------------------------------------ designs */
 
-/* The policies of ARCHITECTURE.md section 6 that this build implements. */
+/* The policies of the design table (doc/design.md) that this build implements. */
 enum enc_policy { ENC_NONE, ENC_CTR };
 enum cc_policy {
 	CC_NONE,    /* no counter cache: every counter is fetched (colocated) */
@@ -496,7 +496,7 @@ struct emu {
 	uint64_t stat[STAT__N];
 	uint64_t log_first, log_n;
 	int was_dirty;
-	/* lost-counter protection (ARCHITECTURE.md section 8) */
+	/* lost-counter protection (doc/design.md, "Security invariants") */
 	int tracks_stale;   /* the design can lose dirty counters at a crash */
 	int ctr_home_fifo;  /* only the counter queue, in order, writes ctr_home
 			     * while open (no co-located counters in data entries) */

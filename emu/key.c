@@ -1,5 +1,5 @@
 /*
- * key.c -- the processor's secret state (ARCHITECTURE.md section 8): the key
+ * key.c -- the processor's secret state (doc/design.md, "Security invariants"): the key
  * file, never part of the pool files.  It holds the AES key and, for each
  * pool that uses it, the pool's generation: a number that only grows,
  * raised every time the pool is opened for use and closed, and that the

@@ -2,7 +2,7 @@
  * media.c -- the emulated DIMM: <path> (ciphertext of line i at offset 64*i,
  * page 0 a plaintext data header) and <path>.meta (superblock, ADR region,
  * counter storage, CounterAtomic bitmap), mapped with libpmem
- * (ARCHITECTURE.md section 4) with every block allocated (back_file), and
+ * (doc/design.md, "Files") with every block allocated (back_file), and
  * the prefaulting of mappings (emu_populate, emu_prefault: these files and
  * the runtime's view).
  *
@@ -208,7 +208,7 @@ int media_create(struct media *m, const char *path, const char *meta_path, uint6
 
 /* media_open -- map both existing files read-write (validated by the caller
  * first), their blocks allocated first (a pool copied sparse, or made by an
- * spm before session 13). */
+ * spm that made them sparse). */
 int media_open(struct media *m, const char *path, int durability)
 {
 	memset(m, 0, sizeof(*m));

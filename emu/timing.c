@@ -297,7 +297,7 @@ static inline uint64_t faw_check(const struct timing *t, unsigned core, uint64_t
  * earlier 8-byte stores had written, which the CPU cannot forward from its
  * store buffer; the load then waited for every older store to drain, the
  * write path's non-temporal stores included, and that wait took a quarter
- * of write_lines_locked's time in some builds (session 15).
+ * of write_lines_locked's time in some builds (doc/tried.md).
  */
 static inline void faw_record(struct timing *t, unsigned core, uint64_t at)
 {

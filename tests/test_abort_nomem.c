@@ -4,7 +4,7 @@
  * entries into vectors it allocated; out of memory it restored nothing, the
  * lane was released with its header still active, the lane's next
  * transaction outranked that header, and the aborted writes became durable
- * (a review, session 13).  It now rolls back from what the lane recorded as
+ * (found by a review).  It now rolls back from what the lane recorded as
  * it logged.  This program defines realloc (libspm's vectors grow with it),
  * which fails while abort runs; so it is not built with the sanitizers,
  * which own the allocator.

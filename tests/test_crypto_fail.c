@@ -7,16 +7,16 @@
  *  - In a write-back: pads made ahead for a commit (prepads) fail quietly
  *    and the batch makes its own; if a batch's own pads fail, the process
  *    prints OpenSSL's failure and aborts (crypto_fatal), a crash like any
- *    other.  Each call of a session is failed in turn, one per session: the
- *    session either completes with no error message left behind, or dies
+ *    other.  Each call of a run is failed in turn, one per run: the
+ *    run either completes with no error message left behind, or dies
  *    with the message; after either the pool opens, recovers and holds
  *    exactly its committed transactions, and no pad was used twice.
  *  - At open: the view cannot be decrypted; spm_open fails with
  *    SPM_E_CRYPTO and a message and the pool opens afterwards.
- *  - In recovery: a session killed at a pad call, then an open whose
+ *  - In recovery: a run killed at a pad call, then an open whose
  *    recovery fails at each of its calls in turn (refused with
  *    SPM_E_CRYPTO, or aborted in a write-back), then an open without
- *    failures: it recovers exactly the killed session's commits.
+ *    failures: it recovers exactly the killed run's commits.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -152,17 +152,17 @@ enum { CHILD_CLEAN = 0, CHILD_SURVIVED = 10, CHILD_STALE = 11, CHILD_ERROR = 12 
 /* What a child tells its parent, in a shared mapping: it may die anywhere. */
 struct report {
 	long committed; /* transactions whose spm_tx_commit returned 0 */
-	long calls;     /* EVP_Cipher calls of the session (when it closed) */
+	long calls;     /* EVP_Cipher calls of the run (when it closed) */
 };
 static struct report *rep;
 
 /*
- * session -- in a child: open, then with call k of the session failing
+ * run -- in a child: open, then with call k of the run failing
  * (k <= 0: none), TXS transactions and close.  CHILD_CLEAN: no call failed;
  * CHILD_SURVIVED: one failed and everything still succeeded with no error
  * message left; else CHILD_STALE / CHILD_ERROR.
  */
-static int session(long k, long kill)
+static int run(long k, long kill)
 {
 	spm_pool *p;
 	if (spm_open(&p, pool, ""))
@@ -207,10 +207,10 @@ static int recover(long k)
 }
 
 /* Which function a child runs (run_child). */
-enum child_kind { SESSION, KILLED_SESSION, RECOVERY };
+enum child_kind { RUN, KILLED_RUN, RECOVERY };
 
 /* run_child -- in a child with SPM_AUDIT=audit (NULL: none) and stderr to
- * errfile: session(k, 0), session(0, k) or recover(k) by kind; its wait
+ * errfile: run(k, 0), run(0, k) or recover(k) by kind; its wait
  * status (rep: what it reported). */
 static int run_child_as(enum child_kind kind, long k, const char *audit, const char *errfile)
 {
@@ -225,7 +225,7 @@ static int run_child_as(enum child_kind kind, long k, const char *audit, const c
 			setenv("SPM_AUDIT", audit, 1);
 		else
 			unsetenv("SPM_AUDIT");
-		_exit(kind == RECOVERY ? recover(k) : kind == SESSION ? session(k, 0) : session(0, k));
+		_exit(kind == RECOVERY ? recover(k) : kind == RUN ? run(k, 0) : run(0, k));
 	}
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -234,7 +234,7 @@ static int run_child_as(enum child_kind kind, long k, const char *audit, const c
 
 static int run_child(long k, const char *audit, const char *errfile)
 {
-	return run_child_as(SESSION, k, audit, errfile);
+	return run_child_as(RUN, k, audit, errfile);
 }
 
 /* said -- does the file at path contain text? */
@@ -249,9 +249,9 @@ static int said(const char *path, const char *text)
 }
 
 /*
- * every_call -- fail each EVP_Cipher call of a session in turn (sessions of
+ * every_call -- fail each EVP_Cipher call of a run in turn (runs of
  * TXS transactions on one pool, with the pad auditor where audit is set):
- * every session survives quietly or aborts saying why, the pool is
+ * every run survives quietly or aborts saying why, the pool is
  * consistent after each, and no pad was used twice.
  */
 static void every_call(const char *audit)
@@ -288,7 +288,7 @@ static void every_call(const char *audit)
 		count = now;
 	}
 	unsigned reused = audit ? audit_reused(audit, NULL) : 0;
-	print_message("%s: each of %ld calls failed in turn: %u sessions survived (pads "
+	print_message("%s: each of %ld calls failed in turn: %u runs survived (pads "
 		      "made ahead), %u aborted; %u reused pads\n",
 		      audit ? "audited" : "unaudited", calls, survived, aborted, reused);
 	/* both paths taken: quiet prepads and the fatal batch */
@@ -390,12 +390,12 @@ static long consistent_audited(const char *audit)
 }
 
 /*
- * recovery_failures -- from one state of the pool, a session killed at pad
- * call k (k over the session's calls), then a recovery whose call j fails
+ * recovery_failures -- from one state of the pool, a run killed at pad
+ * call k (k over the run's calls), then a recovery whose call j fails
  * (j over the recovery's calls), then a recovery without failures: the
  * failing one is refused (SPM_E_CRYPTO) or aborts saying why, and the pool
- * then holds exactly the killed session's commits.  Each such history is
- * audited on its own (the pool's creation, the killed session, the two
+ * then holds exactly the killed run's commits.  Each such history is
+ * audited on its own (the pool's creation, the killed run, the two
  * recoveries): no pad used twice in it.  (One log over all of them would
  * mix histories that each start from the same restored files.)
  */
@@ -419,10 +419,10 @@ static void recovery_failures(void **state)
 	unsigned reused = 0;
 	const long step = calls / 12 > 1 ? calls / 12 : 1;
 	for (long k = 1; k <= calls; k += step) {
-		/* the session killed at call k */
+		/* the run killed at call k */
 		restore_files(&before);
 		copy_file(base, killed_log);
-		int st = run_child_as(KILLED_SESSION, k, killed_log, errfile);
+		int st = run_child_as(KILLED_RUN, k, killed_log, errfile);
 		assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 		killed++;
 		const long committed = rep->committed;
@@ -467,7 +467,7 @@ static void recovery_failures(void **state)
 	free(before.data);
 	free(before.meta);
 	free(before.key);
-	print_message("%u sessions killed at a pad call; %u recoveries with a failing call: "
+	print_message("%u runs killed at a pad call; %u recoveries with a failing call: "
 		      "%u refused, %u aborted, %u recovered; %u reused pads\n", killed,
 		      histories, refused, aborted, recovered, reused);
 	assert_true(killed > 0);

@@ -2,7 +2,7 @@
  * test_meta_flips.c -- every byte of the meta superblock (and its clean/dirty
  * state word) and of the data file header flipped in turn: spm_open refuses
  * each with a clear error code and a message naming the file, and modifies
- * none of the pool's three files.  Public API only (issue #4, bad input).
+ * none of the pool's three files.  Public API only (bad input).
  *
  * Layout relied on (from the format, not from internal headers): the meta
  * file starts with a 512-byte superblock followed by the 8-byte state word

@@ -3,9 +3,9 @@
  * that would make the controller read or write outside the meta or data
  * file, and dirty pools whose ADR entries address lines outside the pool,
  * are refused with SPM_E_CORRUPT before any file is modified.  Found by
- * fuzz_open (issue #4); each case crashed or modified the pool before.
+ * fuzz_open; each case crashed or modified the pool before.
  * And what a review of recovery found with such superblocks and ADR regions
- * (session 13): split counters chasing a far counter, stop_loss = 1.
+ * (a review): split counters chasing a far counter, stop_loss = 1.
  *
  * Internal: builds the bad superblocks with struct superblock.
  */
@@ -216,7 +216,7 @@ static void adr_entries(void **state)
 
 /*
  * reserved -- the ADR header's dropped-pairs table and reserved data slots
- * (session 9): a count beyond the table, or any entry in a clean pool, is
+ * (a review): a count beyond the table, or any entry in a clean pool, is
  * refused before a file changes; a reserved slot in range is recovered (its
  * line re-encrypted past the slot's counter), one that names a counter no
  * write could have used is SPM_E_CORRUPT (split counters would chase it
@@ -240,7 +240,7 @@ static void reserved(void **state)
 	free(m);
 	/* a reserved slot whose counter is in reach: its line is re-encrypted
 	 * past it.  The counter is in the slot's pad; seq is what publish
-	 * stores first, as a kill inside publish leaves it (session 9 review:
+	 * stores first, as a kill inside publish leaves it (as a review found:
 	 * recovery took seq for the counter) */
 	uint64_t line = sb0.nlines - 1, ctr = 40;
 	struct wq_entry w = {.seq = 3, .addr = line, .state = WQ_RESERVED};
@@ -269,7 +269,7 @@ static void reserved(void **state)
 		fail_msg("the reserved line's counter is %llu, not past %llu",
 			 (unsigned long long)stored, (unsigned long long)ctr);
 	/* and one far beyond any write: refused before a file changes (until
-	 * session 13 after recovery had raised the epochs and drained) */
+	 * before the fix, after recovery had raised the epochs and drained) */
 	ctr = 1ull << 62;
 	memcpy(w.pad, &ctr, sizeof(ctr));
 	memcpy(m + dq, &w, sizeof(w));
@@ -315,7 +315,7 @@ static void reserved(void **state)
  * split_far_lead -- split counters, 1-bit minors: a reserved slot 2^30
  * ahead of its line's counter (within the damage bound) is recovered in one
  * page re-encryption.  One major at a time, the open took hours (a review,
- * session 13: 2^29 re-encryptions); the statistic says how many ran.
+ * a review found: 2^29 re-encryptions); the statistic says how many ran.
  */
 static void split_far_lead(void **state)
 {
@@ -337,7 +337,7 @@ static void split_far_lead(void **state)
 	uint8_t *m = slurp(sm, &mlen);
 	struct superblock s;
 	memcpy(&s, m, sizeof(s));
-	s.state = SB_STATE_DIRTY; /* a crashed session */
+	s.state = SB_STATE_DIRTY; /* a crashed run */
 	s.checksum = sb_crc(&s);
 	memcpy(m, &s, sizeof(s));
 	uint64_t ctr = 1ull << 30;
@@ -399,7 +399,7 @@ static int run_child(const char *mode, const char *crash)
  * recovery killed in its first re-encrypted pair, and a recovery again
  * keep the commit.  Recovery stored the target counter before its
  * counter-cache access, whose stop-loss write-back then carried a counter
- * the line's home data was not under (a review, session 13: the pool then
+ * the line's home data was not under (a review found it: the pool then
  * failed to open, "heap header unreadable").
  */
 static void stop_loss_one(void **state)

@@ -3,7 +3,7 @@
  * from 0 to the end of its ADR region (and at sampled lengths beyond, up to
  * one page longer than it should be) is refused with SPM_E_TRUNCATED (or
  * SPM_E_NOTPOOL for an empty file / less than a magic), with a message naming
- * the meta file, and no file is modified (issue #4, bad input).
+ * the meta file, and no file is modified (bad input).
  *
  * Internal: reads the superblock's geometry with struct superblock.
  */

@@ -89,7 +89,7 @@ static void root_intact(void)
 }
 
 /* allocated_at_create -- a new pool's data and meta files have no holes
- * (with PMEM_FILE_SPARSE, as before session 13, both had megabytes). */
+ * (with PMEM_FILE_SPARSE, as pools were once made, both had megabytes). */
 static void allocated_at_create(void **state)
 {
 	(void)state;

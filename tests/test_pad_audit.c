@@ -1,5 +1,5 @@
 /*
- * test_pad_audit.c -- no pad is ever reused (ARCHITECTURE.md section 8):
+ * test_pad_audit.c -- no pad is ever reused (doc/design.md, "Security invariants"):
  * children run transactions and plain persists under SPM_CRASH=random and
  * SPM_AUDIT; across all their crashes and recoveries no (line, counter) seed
  * may encrypt twice.  The same sweep with ctr_recovery=none must find reuse,
@@ -48,7 +48,7 @@ static void remove_pool(const char *pool, const char *audit)
 	unlink(audit);
 }
 
-/* child -- one session: open (recover), work, close; may be killed anywhere. */
+/* child -- one run: open (recover), work, close; may be killed anywhere. */
 static int child(const char *pool, const char *options)
 {
 	spm_pool *p;
@@ -77,13 +77,13 @@ static int child(const char *pool, const char *options)
 }
 
 /*
- * The dropped-pair case (session 9, found by a review): a session persists
+ * The dropped-pair case (found by a review): a run persists
  * lines whose counters stay dirty in a 16-line counter cache, then runs one
  * small transaction; it dies inside the transaction's counter-atomic header
  * write (its data entry queued, not ready), so recovery drops the pair and
  * re-encrypts that line.  Doing so recorded its counter line in the shadow
  * table over a slot not read yet, whose lines kept their lost counters: the
- * next session reused their pads.
+ * next run reused their pads.
  */
 #define MIX_LINES 256
 #define MIX_REPS 3
@@ -104,7 +104,7 @@ static void fill_line(uint8_t *l, uint64_t seed, uint64_t i)
 }
 
 /* child_mix -- seed 1: persist lines 1.. one by one, then a transaction on
- * line 0; seed 2 and up: persist every line (after a crashed session);
+ * line 0; seed 2 and up: persist every line (after a crashed run);
  * seed 0: every line in one call (longer than the write queue: lines that
  * would drain within the call may go straight home). */
 static int child_mix(const char *pool, const char *options, uint64_t seed)
@@ -190,7 +190,7 @@ static int run_mix(const char *pool, const char *audit, const char *options,
 }
 
 /* dropped_pair -- for each data entry of the transaction in turn: a fresh
- * pool, the session dies there, the next one rewrites every line. */
+ * pool, the run dies there, the next one rewrites every line. */
 static void dropped_pair(void **state)
 {
 	const char *design = *state, *options = "ctr_cache_kib=1";
@@ -198,7 +198,7 @@ static void dropped_pair(void **state)
 	paths(design, pool, audit, sizeof(pool));
 	unsigned reused = 0, killed = 0;
 	/* crash points around each transaction's header write (the crash point
-	 * numbers of this workload, counted from the session's open) */
+	 * numbers of this workload, counted from the run's open) */
 	static const unsigned near[] = {986, 2208, 3430};
 	for (unsigned j = 0; j < 3 * 9; j++) {
 		unsigned k = near[j / 9] - 4 + j % 9;
@@ -212,17 +212,17 @@ static void dropped_pair(void **state)
 		reused += audit_reused(audit, NULL);
 	}
 	remove_pool(pool, audit);
-	print_message("%s %s: %u sessions killed in or after the transaction, %u reused "
+	print_message("%s %s: %u runs killed in or after the transaction, %u reused "
 		      "pads\n", design, options, killed, reused);
 	assert_true(killed > 0);
 	assert_int_equal(reused, 0);
 }
 
 /*
- * crash_in_recovery -- a session dies inside a counter-atomic pair (its data
+ * crash_in_recovery -- a run dies inside a counter-atomic pair (its data
  * entry queued, not ready), the next dies in recovery's first re-encryption
  * of that pair's line, the next rewrites every line.  The dropped pair's
- * counter was only in memory while recovery worked (session 9, a review:
+ * counter was only in memory while recovery worked (a review found:
  * fca reused the pad); now it stays in the ADR header until its line is
  * past it.
  */
@@ -244,7 +244,7 @@ static void crash_in_recovery(void **state)
 		reused += audit_reused(audit, NULL);
 	}
 	remove_pool(pool, audit);
-	print_message("%s: %u sessions killed (in a pair, then in recovery), %u reused pads\n",
+	print_message("%s: %u runs killed (in a pair, then in recovery), %u reused pads\n",
 		      design, killed, reused);
 	assert_int_equal(killed, 8);
 	assert_int_equal(reused, 0);
@@ -254,7 +254,7 @@ static void crash_in_recovery(void **state)
  * stale_meta -- the meta file copied while a crashed pool was closed, put
  * back after the next open's recovery had written both files and was killed:
  * refused (the epochs), not recovered from the stale counters into a pad
- * used again (session 9 review: the epoch was raised only after recovery).
+ * used again (a review found: the epoch was raised only after recovery).
  */
 static void stale_meta(void **state)
 {
@@ -281,7 +281,7 @@ static void stale_meta(void **state)
  * colocated-cc; ideal's battery-backed counter travels the same way) goes
  * home only through the queue, whose entry becomes valid with one store:
  * written straight home, line and counter were two stores, and a kill
- * between them left the line ahead of its counter (session 9, a review:
+ * between them left the line ahead of its counter (a review found:
  * a pad used again).  The crash point of the direct path is never reached;
  * sca, whose counter stays in the cache, still takes it.
  */
@@ -307,7 +307,7 @@ static void colocated_never_direct(void **state)
 	}
 }
 
-/* sweep -- ROUNDS crashing sessions, session i crashing as crash_fmt says
+/* sweep -- ROUNDS crashing runs, run i crashing as crash_fmt says
  * with i + 1; returns the number of reused pads. */
 static unsigned sweep_with(const char *design, const char *options, const char *crash_fmt,
 			   unsigned *crashed)
@@ -367,7 +367,7 @@ static unsigned sweep(const char *design, const char *options, unsigned *crashed
 	return sweep_with(design, options, "random:%u:0.01", crashed);
 }
 
-/* a design and the options its sessions open with */
+/* a design and the options its runs open with */
 struct variant {
 	const char *design, *options;
 };
@@ -377,7 +377,7 @@ static void no_reuse(void **state)
 	const struct variant *v = *state;
 	const char *design = v->design;
 	unsigned crashed, reused = sweep(design, v->options, &crashed);
-	print_message("%s%s%s: %u sessions, %u crashed, %u reused pads\n", design,
+	print_message("%s%s%s: %u runs, %u crashed, %u reused pads\n", design,
 		      v->options ? " " : "", v->options ? v->options : "", ROUNDS, crashed,
 		      reused);
 	assert_true(crashed > ROUNDS / 4);
@@ -404,7 +404,7 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s", d && *d ? d : "/tmp");
 	/* a one-KiB counter cache (16 lines) evicts and re-records its shadow
 	 * table all the time: recovery must read the table before it writes
-	 * (session 9: the advance of a dropped pair overwrote an unread slot) */
+	 * (a review found: the advance of a dropped pair overwrote an unread slot) */
 	static const struct variant variants[] = {
 		{"sca", NULL},		 {"unsafe", NULL},	{"fca", NULL},
 		{"ideal", NULL},	 {"colocated", NULL},	{"colocated-cc", NULL},

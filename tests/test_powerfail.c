@@ -261,7 +261,7 @@ static void clean_close(void **state)
 }
 
 /*
- * two_crashes -- a crash in the last points of a session (its close raises
+ * two_crashes -- a crash in the last points of a run (its close raises
  * the epochs), then one at each point of the next open and close: the
  * pool must still open, with its commits.  An epoch raise cut short
  * between the data file's word and the superblock's, then raised again from

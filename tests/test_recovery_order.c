@@ -8,7 +8,7 @@
  * them home oldest first, then frees their slots.  Freed in slot order, an
  * older version in a later slot could outlive a newer one, and the next
  * recovery would write it home over the newer one, under a counter that had
- * moved on (found by the power-failure campaign of session 14).  Here each
+ * moved on (found by a power-failure campaign).  Here each
  * recovery is killed at every one of its recovery.entry_freed points in turn
  * (a child), and the next open must find generation 100, whole.
  */

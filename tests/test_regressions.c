@@ -44,7 +44,7 @@ static void raw_line(const char *path, uint64_t off, uint8_t out[64])
 }
 
 /*
- * Bug 1 (ARCHITECTURE.md section 8, "a pad is never reused ... across
+ * Bug 1 (doc/design.md, "Security invariants", "a pad is never reused ... across
  * crashes"): emu/emu.c attach() starts the controller's counters from counter
  * storage after an unclean shutdown without advancing them, so the counter
  * of an ordinary sca write lost at the crash is used again: two ciphertexts

@@ -3,7 +3,7 @@
  * that opens.  The root's offset shares the pool header's second line with
  * the checksum that open verifies before recovery; written without its
  * counter (sca's mutate stage), a crash could leave the line unreadable and
- * the pool refused at every open (a review, session 13: 4 of 71 crash
+ * the pool refused at every open (a review found it: 4 of 71 crash
  * points of open + spm_root + close on sca).  The header lines are now
  * CounterAtomic, set at create and, for a pool made before, at open.
  *
@@ -12,7 +12,7 @@
  * at each of its crash points in turn; then the pool must open, with no root
  * or a zeroed one.  Then the same with the header's CounterAtomic bits
  * cleared in the meta file (an older pool): the first open sets them.  And
- * the root made in the session that created the pool.
+ * the root made in the run that created the pool.
  *
  * Internal: clears the bits through struct superblock.
  */
@@ -119,7 +119,7 @@ static void opens(const char *design, unsigned k)
 	assert_int_equal(spm_close(p), 0);
 }
 
-/* clear_hdr_bits -- the meta file as a pool made before session 13 had it:
+/* clear_hdr_bits -- the meta file as older pools have it:
  * the pool header's lines not CounterAtomic. */
 static void clear_hdr_bits(void)
 {
@@ -168,10 +168,10 @@ static void sweep(const char *design, int old_pool)
 	remove_pool_files(pool);
 }
 
-/* in_session -- the root made in the session that created the pool: each
+/* in_run -- the root made in the run that created the pool: each
  * crash point after the create's own (a crash inside spm_create leaves no
  * pool to recover). */
-static void in_session(void **state)
+static void in_run(void **state)
 {
 	(void)state;
 	remove_pool_files(pool);
@@ -185,7 +185,7 @@ static void in_session(void **state)
 		snprintf(crash, sizeof(crash), "after:%u", k);
 		int st = run_child_as(crash, "sca", 0);
 		assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-		opens("sca, created in the session", k);
+		opens("sca, created in the run", k);
 	}
 	print_message("sca: killed at each of %u crash points of the first spm_root after "
 		      "spm_create: every pool opened\n", to - from);
@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sca),
 		cmocka_unit_test(sca_older_pool),
-		cmocka_unit_test(in_session),
+		cmocka_unit_test(in_run),
 		cmocka_unit_test(others),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
 /*
- * test_supermem.c -- SuperMem (issue #6): the split counter layout, counter
+ * test_supermem.c -- SuperMem: the split counter layout, counter
  * write coalescing, the write-through designs' write traffic, page
  * re-encryption on minor overflow and its crash safety through the RSR, a
  * range persist killed half way (each line old or new), and a corrupt RSR

@@ -4,7 +4,7 @@
  * the allocator's bitmaps.  A fill entry forged into an open transaction's
  * ring with the right generation, start and checksum, but aimed at the
  * heap, must not be applied by recovery's rollback (the one that scans the
- * ring: an abort restores only the entries its lane recorded, session 13);
+ * ring: an abort restores only the entries its lane recorded);
  * the same entry aimed at bitmap lines is (the check is the bounds, not
  * something else).  Internal: it writes the ring through the runtime's own
  * structures and runs recovery's rollback (tx_recover) on the open

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# speed.sh -- wall-clock speed against libpmemobj (issue #5's targets): operations per second
+# speed.sh -- wall-clock speed against libpmemobj (the targets of doc/results.md): operations per second
 # of plain, fca and sca over libpmemobj's (the pmdk design) in the same process, once with
 # the timing model (speed.csv) and once without it (timing=off, speed-timing-off.csv).
 # PROCS processes (default 5) run every design in turn; the medians are over processes.
 # Separate processes because repetitions inside one process are not independent: this VM
 # has slow spells of several seconds, and one can cover all of a process's repetitions
-# (doc/history.md, session 15).  Wall-clock, so it moves between runs; not part of all.sh.
+# (doc/tried.md, "Measuring on this VM").  Wall-clock, so it moves between runs; not part of all.sh.
 . "$(dirname "$0")/common.sh"
 OPS=${OPS:-200000}
 PROCS=${PROCS:-5}

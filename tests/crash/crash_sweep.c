@@ -1,5 +1,5 @@
 /*
- * crash_sweep.c -- the crash and fault-injection harness (issue #4), in the
+ * crash_sweep.c -- the crash and fault-injection harness, in the
  * manner of SQLite's crash loops: for each example and design it counts the
  * crash points N of a short workload (SPM_CRASH=count), then crashes a fresh
  * copy of the pool at points 1..N (exhaustive up to --max-points, else a

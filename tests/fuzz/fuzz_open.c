@@ -1,6 +1,6 @@
 /*
  * fuzz_open.c -- libFuzzer target: spm_open() of a pool whose meta file is
- * made of the fuzzer's bytes (issue #4, bad input).  Built with clang only
+ * made of the fuzzer's bytes (bad input).  Built with clang only
  * (-DSPM_FUZZ=ON): the library's sources are compiled into this binary with
  * -fsanitize=fuzzer,address,undefined.
  *
@@ -433,12 +433,12 @@ static void run_raw(const uint8_t *b, size_t n)
 /*
  * after_recovery -- the open of a dirty pool failed after the controller's
  * recovery had begun: at the heap header decrypted from the recovered media,
- * or (session 9) at a dropped pair or reserved slot naming a counter no
+ * or at a dropped pair or reserved slot naming a counter no
  * write could have used, or more dropped pairs than the ADR header holds.
  * ADR entries, counters and ciphertext have no integrity check, so garbage
  * there is found only then, and the recovery (the epochs raised, entries
  * drained home, stale lines re-encrypted) has been written.  A known limit
- * of "refused before any file is modified" (reported with issue #4);
+ * of "refused before any file is modified" (doc/reliability.md);
  * SPM_FUZZ_STRICT=1 makes it a failure like any other change.
  */
 static int after_recovery(int rc, const struct superblock *sb)
