@@ -200,11 +200,15 @@ static void child_close_keeps_parent_recoverable(void **state)
 	assert_int_equal(pipe(to_parent), 0);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
-	if (pid == 0)
+	if (pid == 0) {
+		close(to_test[0]);
+		close(to_parent[1]);
 		parent_process(path, own, to_test[1], to_parent[0]);
+	}
+	close(to_test[1]); /* the parent's death is an end of file */
+	close(to_parent[0]);
 	uint8_t n = 255;
 	assert_int_equal(read(to_test[0], &n, 1), 1);
-	assert_int_equal(n, 0); /* every check of the parent and its child held */
 	/* the parent is alive: its lock held, though the child closed its copy */
 	spm_pool *p = NULL;
 	assert_int_equal(spm_open(&p, path, NULL), SPM_E_BUSY);
@@ -222,9 +226,8 @@ static void child_close_keeps_parent_recoverable(void **state)
 	assert_int_equal(r->b, 2);
 	assert_int_equal(spm_close(p), 0);
 	remove_pool_files(path);
+	assert_int_equal(n, 0); /* every check of the parent and its child held */
 	close(to_test[0]);
-	close(to_test[1]);
-	close(to_parent[0]);
 	close(to_parent[1]);
 }
 
