@@ -128,12 +128,13 @@
  *  - fork(): a pool belongs to the process that created or opened it.  In a
  *    child of fork() every call on an inherited pool fails with SPM_E_INVAL
  *    ("pool used after fork") and writes nothing: functions that return
- *    nothing set only the message (spm_errcode), spm_ptr, spm_off, spm_size
- *    and spm_design return NULL or 0.  The child's spm_close(), optional,
+ *    nothing only set the message and code (spm_errormsg, spm_errcode), and
+ *    spm_ptr, spm_off, spm_size and spm_design, which only read the handle,
+ *    return NULL or 0.  The child's spm_close(), optional,
  *    frees the child's copy of the handle and returns SPM_E_INVAL; it does
  *    not drain, write counters back, mark the pool clean or unlock it, so the
  *    parent's pool stays open and a crash of the parent is recovered.  The
- *    child keeps a descriptor of the pool's lock (closed at exec, at its
+ *    child keeps descriptors of the pool's locks (closed at exec, at its
  *    exit or by that spm_close): until then the pool cannot be opened again
  *    even after the parent closed it (SPM_E_BUSY).  A child may create and
  *    open pools of its own, not the parent's while it is open.
@@ -266,7 +267,7 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options);
  * spm_close -- drain the write queues, write back the counter cache, mark the
  * pool clean, unmap and free.  Open transactions of the pool are aborted.
  * Returns 0 or a negative error (the pool is freed in any case).  In a child
- * of fork(): frees the child's copy only, SPM_E_INVAL (see Threads above).
+ * of fork(): frees the child's copy only, SPM_E_INVAL (see fork() above).
  */
 SPM_API int spm_close(spm_pool *pool);
 
@@ -284,7 +285,7 @@ SPM_API void *spm_root(spm_pool *pool, size_t size);
 /* spm_ptr -- the view address of offset off; NULL if off is below 4096 (page 0
  * is the controller's data header, so 0 is null) or not below spm_size().
  * spm_ptr, spm_off, spm_size and spm_design only read the handle; in a
- * child of fork() they return NULL or 0 (SPM_E_INVAL, see Threads above). */
+ * child of fork() they return NULL or 0 (SPM_E_INVAL, see fork() above). */
 SPM_API void *spm_ptr(spm_pool *pool, spm_off_t off);
 
 /* spm_off -- the offset of view address ptr; 0 if ptr is not in the pool. */

@@ -323,17 +323,30 @@ static uint64_t view_off(spm_pool *p, const void *addr)
 	return (uint64_t)(a - p->view);
 }
 
+/* flush -- spm_flush of a pool of this process. */
+static inline void flush(spm_pool *pool, const void *addr, size_t len)
+{
+	uint64_t off = view_off(pool, addr);
+	if (off == UINT64_MAX)
+		return;
+	evict_maybe(pool);
+	pool_write_range(pool, off, len);
+}
+
+/* drain -- spm_drain of a pool of this process. */
+static inline void drain(spm_pool *pool)
+{
+	evict_maybe(pool);
+	emu_fence(pool->emu, pool_core(pool));
+}
+
 SPM_API void spm_flush(spm_pool *pool, const void *addr, size_t len)
 {
 	if (pool && pool_forked(pool)) {
 		pool_forked_err("spm_flush");
 		return;
 	}
-	uint64_t off = view_off(pool, addr);
-	if (off == UINT64_MAX)
-		return;
-	evict_maybe(pool);
-	pool_write_range(pool, off, len);
+	flush(pool, addr, len);
 }
 
 SPM_API void spm_drain(spm_pool *pool)
@@ -344,18 +357,19 @@ SPM_API void spm_drain(spm_pool *pool)
 		pool_forked_err("spm_drain");
 		return;
 	}
-	evict_maybe(pool);
-	emu_fence(pool->emu, pool_core(pool));
+	drain(pool);
 }
 
 SPM_API void spm_persist(spm_pool *pool, const void *addr, size_t len)
 {
-	if (pool && pool_forked(pool)) {
+	if (!pool)
+		return;
+	if (pool_forked(pool)) {
 		pool_forked_err("spm_persist");
 		return;
 	}
-	spm_flush(pool, addr, len);
-	spm_drain(pool);
+	flush(pool, addr, len);
+	drain(pool);
 }
 
 SPM_API void spm_model_work(spm_pool *pool, uint64_t ns)

@@ -270,11 +270,47 @@ static void parent_unaffected(void **state)
 	remove_pool_files(path);
 }
 
+/*
+ * child_holds_lock -- the child's copy of the lock descriptors keeps the
+ * pool locked after the parent's close, until the child ends (as the
+ * header says); the child never unlocks it under its parent.
+ */
+static void child_holds_lock(void **state)
+{
+	(void)state;
+	char path[4096];
+	pool_path(path, sizeof(path), "lock");
+	struct froot *r;
+	failures = 0;
+	spm_pool *p = make_pool(path, &r);
+	assert_int_equal(failures, 0);
+	int go[2];
+	assert_int_equal(pipe(go), 0);
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		char x;
+		close(go[1]);
+		_exit(read(go[0], &x, 1) == 0 ? 0 : 1); /* until the parent says */
+	}
+	close(go[0]);
+	assert_int_equal(spm_close(p), 0);
+	assert_int_equal(spm_open(&p, path, NULL), SPM_E_BUSY);
+	close(go[1]); /* the child ends */
+	int st;
+	assert_int_equal(waitpid(c, &st, 0), c);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(spm_open(&p, path, NULL), 0);
+	assert_int_equal(spm_close(p), 0);
+	remove_pool_files(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(child_close_keeps_parent_recoverable),
 		cmocka_unit_test(parent_unaffected),
+		cmocka_unit_test(child_holds_lock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
