@@ -1,19 +1,29 @@
 /*
  * create.c -- pool creation as one atomic step.  spm_create makes the pool's
- * files under temporary names, "<path>.new" (the data file, flocked for the
- * whole creation: the anchor) and "<path>.meta.new", and a new key as
- * "<key>.new"; it writes them completely, then puts them in place -- the
- * key, the meta file, and last the data file, each by a rename that never
- * replaces a file.  The data file's rename is the commit: before it there
- * is no pool at <path>, after it the pool opens complete.
+ * files under temporary names, "<path>.new" (the data file: the creation's
+ * anchor) and "<path>.meta.new", and a new key as "<key>.new.<id>" (id: the
+ * first bytes of the new pool's uuid in hex); it writes them completely,
+ * then puts them in place -- the key, the meta file, and last the data
+ * file, each by a rename that never replaces a file.  The data file's
+ * rename is the commit: before it there is no pool at <path>, after it the
+ * pool opens complete.
+ *
+ * Each temporary file is made with O_EXCL and flocked through the
+ * descriptor that made it, before anything else, and its first bytes name
+ * the creation: the anchor's header page carries the pool's data header
+ * and the mark CREATE_MARK (cleared once the pool stands at its name, and
+ * by any later open), the meta file's first bytes its superblock with the
+ * same uuid.
  *
  * A creation killed before its commit leaves temporaries (and perhaps the
- * key and meta file already in place).  The next spm_create of the path
- * clears them: an anchor nobody holds the lock of, with an spm data header
- * (or none yet), names the uuid of the creation that made it; the meta
- * file and key file of that uuid, and the temporaries, are removed.
+ * key and meta file already in place).  The next spm_create of the path,
+ * where no file is at <path>, clears them: an anchor nobody holds the lock
+ * of, that carries the mark (or is empty: killed as it was made), names the
+ * uuid of the creation that made it; the temporaries of that uuid, and a
+ * meta file or key file in place that is that uuid's alone, are removed.
  * Nothing else is: a file at one of these names that is not such a
- * leftover makes spm_create fail with -EEXIST, as before.
+ * leftover makes spm_create fail with -EEXIST (or SPM_E_BUSY where another
+ * process holds the anchor's lock: a creation under way).
  *
  * Also here: the data file's first content (create_fill_ciphertext) and the
  * limits on the names of a pool's files (check_names).
@@ -40,20 +50,21 @@ static size_t base_len(const char *path)
 
 /*
  * check_names -- the names of a pool's files fit the file system's limits:
- * <path> with the longest suffix spm adds (".meta.new"), and the key file
- * with ".new".  -ENAMETOOLONG otherwise, naming the limit.
+ * <path> with the longest suffix spm adds (".key.new.XXXXXXXX", a new
+ * key's temporary name), and a named key file with ".new.XXXXXXXX".
+ * -ENAMETOOLONG otherwise, naming the limit.
  */
 int check_names(const char *path, const char *key_path)
 {
-	const size_t suffix = strlen(".meta.new"), key_suffix = strlen(".new");
+	const size_t suffix = strlen(".key.new.XXXXXXXX"), key_suffix = strlen(".new.XXXXXXXX");
 	if (base_len(path) + suffix > NAME_MAX || strlen(path) + suffix >= PATH_MAX)
 		return emu_err(-ENAMETOOLONG, "%s: file name too long: a pool's name may have at "
-			       "most %zu bytes (%u less the \".meta.new\" spm adds)", path,
+			       "most %zu bytes (%u less the \".key.new.XXXXXXXX\" spm adds)", path,
 			       (size_t)NAME_MAX - suffix, (unsigned)NAME_MAX);
 	if (key_path && (base_len(key_path) + key_suffix > NAME_MAX ||
 			 strlen(key_path) + key_suffix >= PATH_MAX))
 		return emu_err(-ENAMETOOLONG, "key file %s: file name too long (at most %zu "
-			       "bytes: spm writes it as \"<name>.new\" first)", key_path,
+			       "bytes: spm writes it as \"<name>.new.XXXXXXXX\" first)", key_path,
 			       (size_t)NAME_MAX - key_suffix);
 	return 0;
 }
@@ -65,26 +76,27 @@ void create_temp_paths(const char *path, char *data, char *meta, size_t n)
 	snprintf(meta, n, "%s.meta.new", path);
 }
 
-/* dh_is_zero -- n zero bytes? */
-static int all_zero(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return 0;
-	return 1;
-}
-
-/* meta_uuid_is -- the file at path is a meta file of the pool uuid. */
-static int meta_uuid_is(const char *path, const uint8_t uuid[16])
+/* meta_is_leftover -- the file at path is a meta file of pool uuid, or
+ * empty (made, killed before its first write). */
+static int meta_is_leftover(const char *path, const uint8_t uuid[16])
 {
 	struct superblock sb;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
-	ssize_t n = pread(fd, &sb, sizeof(sb), 0);
+	struct stat st;
+	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, &sb, sizeof(sb), 0)
+							       : -1;
 	close(fd);
-	return n == (ssize_t)sizeof(sb) && memcmp(sb.magic, SB_MAGIC, 8) == 0 &&
-	       memcmp(sb.uuid, uuid, 16) == 0;
+	return n == 0 || (n == (ssize_t)sizeof(sb) && memcmp(sb.magic, SB_MAGIC, 8) == 0 &&
+			  memcmp(sb.uuid, uuid, 16) == 0);
+}
+
+/* is_empty -- path is an empty regular file. */
+static int is_empty(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
 /* unlink_if -- remove path if it exists; 0 or an error naming it. */
@@ -96,34 +108,57 @@ static int unlink_if(const char *path)
 		       path, strerror(errno));
 }
 
-/* read_anchor -- the uuid in the anchor open at fd (*known = 0: it has no
- * header yet); -EEXIST if it is not an anchor spm made. */
-static int read_anchor(int fd, const char *tmp_data, uint8_t uuid[16], int *known)
+/* read_anchor -- the uuid named by the anchor open at fd (*known = 0: it is
+ * empty, made and killed before its first write); -EEXIST if it is not an
+ * anchor of spm's. */
+static int read_anchor(int fd, const char *tmp_data, const char *path, uint8_t uuid[16],
+		       int *known)
 {
+	uint8_t head[CREATE_HEAD];
 	struct data_hdr dh;
 	struct stat st;
 	*known = 0;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		return emu_err(-EEXIST, "%s exists and is not a pool being created", tmp_data);
-	ssize_t n = pread(fd, &dh, sizeof(dh), 0);
-	if (n < 0)
-		return emu_err(-errno, "%s: %s", tmp_data, strerror(errno));
-	if (all_zero((const uint8_t *)&dh, (size_t)n))
-		return 0; /* made, its header not yet written */
-	if (n != (ssize_t)sizeof(dh) || memcmp(dh.magic, DH_MAGIC, 8) != 0)
-		return emu_err(-EEXIST, "%s exists and is not a pool being created", tmp_data);
+	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, head, sizeof(head), 0)
+							       : -1;
+	if (n == 0)
+		return 0;
+	memcpy(&dh, head, sizeof(dh));
+	if (n != (ssize_t)sizeof(head) || memcmp(dh.magic, DH_MAGIC, 8) != 0 ||
+	    memcmp(head + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK)) != 0)
+		return emu_err(-EEXIST, "%s exists and is not a pool being created (spm needs "
+			       "that name to create %s)", tmp_data, path);
 	memcpy(uuid, dh.uuid, 16);
 	*known = 1;
 	return 0;
 }
 
+/* clear_keys -- a creation of uuid's new key: its temporary, and the key
+ * file in place if it records that pool alone, at the default key path and
+ * at the one this creation names. */
+static int clear_keys(const char *path, const char *named_key, const uint8_t uuid[16])
+{
+	char key[PATH_MAX + 16], tmp[PATH_MAX + 32];
+	const char *paths[2] = {key, named_key};
+	snprintf(key, sizeof(key), "%s.key", path);
+	int rc = 0;
+	for (unsigned i = 0; i < 2 && !rc; i++) {
+		if (!paths[i])
+			continue;
+		key_new_path(paths[i], uuid, tmp, sizeof(tmp));
+		rc = unlink_if(tmp);
+		if (!rc && key_is_leftover(paths[i], uuid))
+			rc = unlink_if(paths[i]);
+	}
+	return rc;
+}
+
 /*
  * create_clear_leftover -- remove what an interrupted creation of path left
- * (see the top of this file); key_path is the key file this creation would
- * make (NULL: it adopts an existing key, which is never removed).  0 if
- * nothing is left; SPM_E_BUSY if another process is creating the pool now.
+ * (see the top of this file); called where no file is at path.  named_key:
+ * the key file this creation names (key_file=), or NULL.  0 if nothing of
+ * an interrupted creation is left.
  */
-int create_clear_leftover(const char *path, const char *key_path)
+int create_clear_leftover(const char *path, const char *named_key)
 {
 	char tmp_data[PATH_MAX + 16], tmp_meta[PATH_MAX + 16], meta[PATH_MAX + 16];
 	create_temp_paths(path, tmp_data, tmp_meta, sizeof(tmp_data));
@@ -133,23 +168,26 @@ int create_clear_leftover(const char *path, const char *key_path)
 		if (errno == ENOENT)
 			return 0;
 		return emu_err(errno == ELOOP ? -EEXIST : -errno, "%s exists and is not a pool "
-			       "being created", tmp_data);
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		int e = errno;
-		close(fd);
-		if (e == EWOULDBLOCK)
-			return emu_err(SPM_E_BUSY, "%s: being created by another process", path);
-		return emu_err(-e, "%s: flock: %s", tmp_data, strerror(e));
+			       "being created (spm needs that name to create %s)", tmp_data, path);
 	}
 	uint8_t uuid[16];
-	int known, rc = read_anchor(fd, tmp_data, uuid, &known);
-	struct stat st;
-	if (!rc && known && stat(path, &st) != 0 && meta_uuid_is(meta, uuid))
+	int known, rc = read_anchor(fd, tmp_data, path, uuid, &known);
+	if (!rc && flock(fd, LOCK_EX | LOCK_NB) != 0)
+		rc = errno == EWOULDBLOCK ? emu_err(SPM_E_BUSY, "%s: being created by another "
+						    "process", path)
+					  : emu_err(-errno, "%s: flock: %s", tmp_data,
+						    strerror(errno));
+	/* locked: still the file at that name (not removed and made anew by a
+	 * creation that cleared it before this one locked it)? */
+	if (!rc && !same_file(fd, tmp_data))
+		rc = emu_err(SPM_E_BUSY, "%s: being created by another process", path);
+	if (!rc && known && meta_is_leftover(meta, uuid))
 		rc = unlink_if(meta);
-	if (!rc && known && key_path && key_is_leftover(key_path, uuid))
-		rc = unlink_if(key_path);
-	if (!rc)
+	if (!rc && known)
+		rc = clear_keys(path, named_key, uuid);
+	/* the meta temporary: of that uuid; an anchor killed before its first
+	 * write made none, so then only an empty one is removed */
+	if (!rc && (known ? meta_is_leftover(tmp_meta, uuid) : is_empty(tmp_meta)))
 		rc = unlink_if(tmp_meta);
 	if (!rc)
 		rc = unlink_if(tmp_data);
@@ -192,7 +230,7 @@ static int place(const char *from, const char *to)
 int create_commit(struct emu *e)
 {
 	int rc = 0;
-	if (e->made_key && (rc = key_commit_new(e->made_key)))
+	if (e->made_key && (rc = key_commit_new(e->made_key, e->sb_uuid)))
 		return rc;
 	emu_crash_point("create.key_placed");
 	if ((rc = place(e->media.meta_path, e->final_meta))) {
@@ -217,9 +255,25 @@ int create_commit(struct emu *e)
 	e->final_meta = m;
 	free(e->made_key);
 	e->made_key = NULL; /* now the pool's: never removed by spm */
+	free(e->made_key_tmp);
+	e->made_key_tmp = NULL;
 	e->creating = 0;
 	emu_crash_point("create.committed");
+	create_mark_clear(e);
 	return 0;
+}
+
+/* create_mark_clear -- the data file's creation mark cleared: it stands at
+ * its name (after the commit, and at every later open, in case the commit
+ * was the last thing a killed creation did). */
+void create_mark_clear(struct emu *e)
+{
+	static const uint8_t zero[sizeof(CREATE_MARK)];
+	uint8_t *mark = e->media.data + CREATE_MARK_OFF;
+	if (memcmp(mark, zero, sizeof(zero)) == 0)
+		return;
+	memset(mark, 0, sizeof(zero));
+	media_persist(&e->media, mark, sizeof(zero));
 }
 
 /*

@@ -306,6 +306,9 @@ static void emu_free(struct emu *e)
 #define EPOCH_MASK 0xffffffffull
 _Static_assert(SB_EPOCH_OFF >= sizeof(struct superblock), "epoch after the superblock");
 _Static_assert(DH_EPOCH_OFF >= sizeof(struct data_hdr), "epoch after the data header");
+_Static_assert(CREATE_MARK_OFF >= DH_EPOCH_OFF + 8 &&
+	       CREATE_MARK_OFF + sizeof(CREATE_MARK) <= CREATE_HEAD &&
+	       CREATE_HEAD <= EMU_DATA_HDR_SIZE, "the creation mark in the header page");
 
 /* epoch_tag -- the 32-bit tag of epoch in pool e (keyed where it has a key). */
 static uint64_t epoch_tag(const struct emu *e, uint64_t epoch)
@@ -410,6 +413,17 @@ static int epoch_raise(struct emu *e)
 	emu_crash_point("epoch.raised");
 	if (!e->key_path) /* a plain pool: no key file */
 		return 0;
+	/* the words on the disk before the record: where media writes are
+	 * plain stores (durability none, or auto on a file that is not pmem)
+	 * they would otherwise reach it whenever the kernel writes the pages
+	 * back, and an operating system crash could leave the record durable
+	 * and the files below it -- refused for good as a rollback */
+	if (!e->media.persist_on) {
+		long page = sysconf(_SC_PAGESIZE);
+		size_t pg = page > 0 ? (size_t)page : EMU_PAGE;
+		(void)msync(e->media.data, pg, MS_SYNC);
+		(void)msync(e->media.meta, pg, MS_SYNC);
+	}
 	int rc = key_raise(e->key_path, e->sb_uuid, e->epoch, e->key_raw, e->key_bits);
 	if (!rc)
 		emu_crash_point("epoch.recorded");
@@ -467,17 +481,34 @@ static int set_keys(struct emu *e, const struct keyfile *kf, const uint8_t uuid[
 	return 0;
 }
 
+/* make_dh -- the data header of the pool of superblock sb. */
+static void make_dh(const struct superblock *sb, struct data_hdr *dh)
+{
+	memset(dh, 0, sizeof(*dh));
+	memcpy(dh->magic, DH_MAGIC, 8);
+	dh->version = SPM_FORMAT_VERSION;
+	dh->hdr_size = sizeof(*dh);
+	memcpy(dh->uuid, sb->uuid, 16);
+	dh->pool_size = sb->pool_size;
+	dh->checksum = dh_crc(dh);
+}
+
+/* data_head -- the first CREATE_HEAD bytes of a new data file: its header
+ * and the creation's mark (create.c). */
+static void data_head(const struct superblock *sb, uint8_t head[CREATE_HEAD])
+{
+	struct data_hdr dh;
+	make_dh(sb, &dh);
+	memset(head, 0, CREATE_HEAD);
+	memcpy(head, &dh, sizeof(dh));
+	memcpy(head + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK));
+}
+
 /* write_headers -- the data header and superblock of a new pool. */
 static void write_headers(struct emu *e, const struct superblock *sb)
 {
 	struct data_hdr dh;
-	memset(&dh, 0, sizeof(dh));
-	memcpy(dh.magic, DH_MAGIC, 8);
-	dh.version = SPM_FORMAT_VERSION;
-	dh.hdr_size = sizeof(dh);
-	memcpy(dh.uuid, sb->uuid, 16);
-	dh.pool_size = sb->pool_size;
-	dh.checksum = dh_crc(&dh);
+	make_dh(sb, &dh);
 	memcpy(e->media.data, &dh, sizeof(dh));
 	media_persist(&e->media, e->media.data, sizeof(dh));
 	memcpy(e->media.meta, sb, sizeof(*sb));
@@ -520,12 +551,17 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 		goto fail;
 	snprintf(meta, sizeof(meta), "%s.meta", path);
 	create_temp_paths(path, tmp_data, tmp_meta, sizeof(tmp_data));
-	/* what an interrupted creation left, then: is the path free? */
-	if ((rc = create_clear_leftover(path, enc && !cfg->key_file[0] ? key_path : NULL)))
-		goto fail;
+	/* a pool at path is never touched; where none is, what an interrupted
+	 * creation left is cleared, then: is the path free? */
 	struct stat st;
-	if (lstat(path, &st) == 0 || lstat(meta, &st) == 0) {
-		rc = emu_err(-EEXIST, "%s: file exists", lstat(path, &st) == 0 ? path : meta);
+	if (lstat(path, &st) == 0) {
+		rc = emu_err(-EEXIST, "%s: file exists", path);
+		goto fail;
+	}
+	if ((rc = create_clear_leftover(path, enc && cfg->key_file[0] ? key_path : NULL)))
+		goto fail;
+	if (lstat(meta, &st) == 0) {
+		rc = emu_err(-EEXIST, "%s: file exists", meta);
 		goto fail;
 	}
 	if (enc) {
@@ -574,10 +610,18 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	sb.meta_size = sb.shadow_off + round_up(SHADOW_SLOTS * sizeof(uint64_t), EMU_PAGE);
 
 	sb.state = SB_STATE_DIRTY;
-	/* the files, under their temporary names; the data file first: it is
-	 * the creation's anchor, flocked until the commit */
+	if (enc && !make_key && !key_has_room(&kf, sb.uuid)) {
+		rc = emu_err(SPM_E_KEYFILE, "key file %s: it records as many pools as it can "
+			     "hold; use another key file", key_path);
+		goto fail;
+	}
+	/* the files, under their temporary names, each made and locked with
+	 * its first bytes; the data file first: it is the creation's anchor,
+	 * and its header page names the creation (create.c) */
+	uint8_t head[CREATE_HEAD];
+	data_head(&sb, head);
 	if ((rc = media_create(&e->media, tmp_data, tmp_meta, size, sb.meta_size,
-			       cfg->durability)))
+			       cfg->durability, head, sizeof(head), &sb, sizeof(sb))))
 		goto fail;
 	e->creating = 1;
 	e->final_data = strdup(path);
@@ -588,8 +632,8 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	if (enc && make_key) {
 		if ((rc = key_new(key_path, bits, sb.uuid, &kf)))
 			goto fail;
-		char tmp_key[PATH_MAX + 16];
-		key_temp_path(key_path, tmp_key, sizeof(tmp_key));
+		char tmp_key[PATH_MAX + 32];
+		key_new_path(key_path, sb.uuid, tmp_key, sizeof(tmp_key));
 		e->made_key = strdup(key_path);
 		e->made_key_tmp = strdup(tmp_key);
 	}
@@ -634,12 +678,10 @@ void emu_discard(struct emu *e)
 {
 	if (!e)
 		return;
-	if (e->creating && e->media.meta_path)
-		unlink(e->media.meta_path);
 	if (e->made_key_tmp)
-		unlink(e->made_key_tmp);
-	if (e->creating && e->media.data_path)
-		unlink(e->media.data_path); /* the anchor, last */
+		unlink(e->made_key_tmp); /* a name of this creation's alone */
+	if (e->creating)
+		media_unlink_own(&e->media); /* the meta file, then the anchor */
 	emu_free(e);
 }
 
@@ -1060,6 +1102,8 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	e->was_dirty = e->sb->state == SB_STATE_DIRTY;
 	/* a dirty pool: recovery below writes both files, so their epoch is
 	 * raised first (a copy of either made before this open is older) */
+	if (e->was_dirty)
+		create_mark_clear(e);
 	if (e->was_dirty && (rc = epoch_raise(e)))
 		goto fail;
 	if (e->was_dirty && (rc = ctrl_recover(e)))
@@ -1133,6 +1177,7 @@ int emu_mark_dirty(struct emu *e)
 {
 	if (e->was_dirty)
 		return 0; /* marked and raised at open, before recovery */
+	create_mark_clear(e);
 	int rc = epoch_raise(e);
 	if (!rc)
 		set_state(e, SB_STATE_DIRTY);

@@ -437,7 +437,10 @@ static inline void media_persist(const struct media *m, const void *addr, size_t
 }
 
 int media_create(struct media *m, const char *path, const char *meta_path, uint64_t size,
-		 uint64_t meta_size, int durability);
+		 uint64_t meta_size, int durability, const void *data_head, size_t data_n,
+		 const void *meta_head, size_t meta_n);
+int same_file(int fd, const char *path);
+void media_unlink_own(const struct media *m);
 int media_open(struct media *m, const char *path, int durability);
 void media_close(struct media *m);
 void media_prefault(struct media *m);
@@ -571,8 +574,10 @@ void key_temp_path(const char *path, char *out, size_t n);
 int key_read(const char *path, struct keyfile *kf);
 void key_free(struct keyfile *kf);
 uint64_t key_generation(const struct keyfile *kf, const uint8_t uuid[16]);
+void key_new_path(const char *path, const uint8_t uuid[16], char *out, size_t n);
 int key_new(const char *path, unsigned bits, const uint8_t uuid[16], struct keyfile *kf);
-int key_commit_new(const char *path);
+int key_commit_new(const char *path, const uint8_t uuid[16]);
+int key_has_room(const struct keyfile *kf, const uint8_t uuid[16]);
 int key_raise(const char *path, const uint8_t uuid[16], uint64_t gen, const uint8_t *key,
 	      unsigned bits);
 int key_is_leftover(const char *path, const uint8_t uuid[16]);
@@ -580,8 +585,14 @@ int rename_noreplace(const char *from, const char *to);
 /* create.c: atomic creation (temporary names, leftovers, commit) */
 int check_names(const char *path, const char *key_path);
 void create_temp_paths(const char *path, char *data, char *meta, size_t n);
-int create_clear_leftover(const char *path, const char *key_path);
+int create_clear_leftover(const char *path, const char *named_key);
 int create_commit(struct emu *e);
+/* The mark of a data file being created: at CREATE_MARK_OFF of its header
+ * page from its first write until after its commit (create.c). */
+#define CREATE_MARK "spm: being made"
+#define CREATE_MARK_OFF 128u
+#define CREATE_HEAD 256u /* the bytes of the header page written when it is made */
+void create_mark_clear(struct emu *e);
 int create_fill_ciphertext(struct emu *e);
 
 #endif

@@ -81,6 +81,11 @@ static int check_trust(int fd, const char *path, struct stat *st)
 	if (st->st_mode & 077)
 		return emu_err(SPM_E_KEYFILE, "key file %s: mode %04o lets group or others in "
 			       "(must be 0600 or stricter)", path, (unsigned)(st->st_mode & 07777));
+	/* a second name could keep an older key file (an older record) to be
+	 * put back later */
+	if (st->st_nlink != 1)
+		return emu_err(SPM_E_KEYFILE, "key file %s: has %lu names (hard links); a key "
+			       "file must have one", path, (unsigned long)st->st_nlink);
 	return 0;
 }
 
@@ -147,8 +152,10 @@ static int parse(const char *path, const uint8_t *buf, size_t len, struct keyfil
 	kf->nrec = nrec;
 	if (nrec) {
 		kf->rec = malloc((size_t)nrec * sizeof(*kf->rec));
-		if (!kf->rec)
+		if (!kf->rec) {
+			key_free(kf);
 			return emu_err(-ENOMEM, "out of memory");
+		}
 		for (uint32_t i = 0; i < nrec; i++) {
 			memcpy(kf->rec[i].uuid, buf + KEY_HDR + i * KEY_REC, 16);
 			memcpy(&kf->rec[i].generation, buf + KEY_HDR + i * KEY_REC + 16, 8);
@@ -160,6 +167,7 @@ static int parse(const char *path, const uint8_t *buf, size_t len, struct keyfil
 /* read_fd -- the key file open at fd into kf. */
 static int read_fd(int fd, const char *path, const struct stat *st, struct keyfile *kf)
 {
+	memset(kf, 0, sizeof(*kf));
 	size_t max = KEY_HDR + (size_t)KEY_MAX_RECS * KEY_REC;
 	if (st->st_size < 0 || (size_t)st->st_size > max)
 		return emu_err(SPM_E_KEYFILE, "key file %s: %lld bytes is not an spm key", path,
@@ -180,6 +188,7 @@ static int read_fd(int fd, const char *path, const struct stat *st, struct keyfi
 int key_read(const char *path, struct keyfile *kf)
 {
 	struct stat st;
+	memset(kf, 0, sizeof(*kf));
 	int fd = open_trusted(path, 0, &st);
 	if (fd < 0)
 		return fd;
@@ -244,53 +253,50 @@ void key_temp_path(const char *path, char *out, size_t n)
 	snprintf(out, n, "%s%s", path, KEY_NEW_SUFFIX);
 }
 
-/* write_temp -- kf into a new 0600 file "<path>.new", fsynced. */
-static int write_temp(const char *path, const struct keyfile *kf)
+/* write_file -- kf into a new 0600 file tmp (O_EXCL: never through another
+ * file or link), fsynced; the key's path for messages. */
+static int write_file(const char *path, const char *tmp, const struct keyfile *kf)
 {
-	char tmp[PATH_MAX + 8];
-	key_temp_path(path, tmp, sizeof(tmp));
 	size_t len;
 	uint8_t *buf = serialize(kf, &len);
 	if (!buf)
 		return emu_err(-ENOMEM, "out of memory");
-	/* a temporary left by a crash is ours to replace; O_EXCL after the
-	 * unlink: nobody else's file (or link) is written through */
-	if (unlink(tmp) != 0 && errno != ENOENT) {
-		int e = errno;
-		free(buf);
-		return emu_err(SPM_E_KEYFILE, "key file %s: cannot remove %s: %s", path, tmp,
-			       strerror(e));
-	}
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		int e = errno;
-		OPENSSL_cleanse(buf, len);
-		free(buf);
-		int dir = e == ENOENT || e == ENOTDIR || e == EACCES || e == EROFS ||
-			  e == ENAMETOOLONG || e == ENOSPC;
-		return emu_err(dir ? -e : SPM_E_KEYFILE, "key file %s: cannot write %s: %s", path,
-			       tmp, strerror(e));
+	int e = errno, ok = 0;
+	if (fd >= 0) {
+		ok = write(fd, buf, len) == (ssize_t)len && fsync(fd) == 0;
+		e = errno;
+		close(fd);
+		if (!ok)
+			unlink(tmp); /* made by this call: ours */
 	}
-	ssize_t n = write(fd, buf, len);
-	int ok = n == (ssize_t)len && fsync(fd) == 0;
-	int e = errno;
-	close(fd);
 	OPENSSL_cleanse(buf, len);
 	free(buf);
-	if (!ok) {
-		unlink(tmp);
-		return emu_err(e == ENOSPC ? -ENOSPC : SPM_E_KEYFILE, "key file %s: cannot write "
-			       "%s: %s", path, tmp, strerror(e));
-	}
-	return 0;
+	if (ok)
+		return 0;
+	int sys = e == ENOENT || e == ENOTDIR || e == EACCES || e == EROFS ||
+		  e == ENAMETOOLONG || e == ENOSPC;
+	return emu_err(sys ? -e : SPM_E_KEYFILE, "key file %s: cannot write %s: %s", path, tmp,
+		       strerror(e));
 }
 
-/* move_temp -- "<path>.new" renamed to path (over it, or only where path
- * does not exist: noreplace), the directory synced. */
-static int move_temp(const char *path, int noreplace)
+/* write_temp -- kf into "<path>.new", where a raise writes the key file's
+ * next content.  Only under the key file's flock (key_raise): a "<path>.new"
+ * there is what a raise killed before its rename left, and is replaced. */
+static int write_temp(const char *path, const struct keyfile *kf)
 {
 	char tmp[PATH_MAX + 8];
 	key_temp_path(path, tmp, sizeof(tmp));
+	if (unlink(tmp) != 0 && errno != ENOENT)
+		return emu_err(SPM_E_KEYFILE, "key file %s: cannot remove %s: %s", path, tmp,
+			       strerror(errno));
+	return write_file(path, tmp, kf);
+}
+
+/* move_temp -- tmp renamed to path (over it, or only where path does not
+ * exist: noreplace), the directory synced; tmp removed if that fails. */
+static int move_temp(const char *path, const char *tmp, int noreplace)
+{
 	int rc = noreplace ? rename_noreplace(tmp, path) : (rename(tmp, path) ? -errno : 0);
 	if (rc) {
 		unlink(tmp);
@@ -303,8 +309,18 @@ static int move_temp(const char *path, int noreplace)
 	return 0;
 }
 
+/* key_new_path -- where a creation of pool uuid writes its new key before
+ * its commit: "<path>.new.<the uuid's first 4 bytes in hex>", a name of
+ * that creation alone (two creations naming one new key file each write
+ * their own, and the second commit finds the first's key in place). */
+void key_new_path(const char *path, const uint8_t uuid[16], char *out, size_t n)
+{
+	snprintf(out, n, "%s%s.%02x%02x%02x%02x", path, KEY_NEW_SUFFIX, uuid[0], uuid[1], uuid[2],
+		 uuid[3]);
+}
+
 /* key_new -- a fresh random key of bits with one record, the pool uuid at
- * generation 0, written to "<path>.new" (key_commit_new puts it in place). */
+ * generation 0, written to key_new_path (key_commit_new puts it in place). */
 int key_new(const char *path, unsigned bits, const uint8_t uuid[16], struct keyfile *kf)
 {
 	memset(kf, 0, sizeof(*kf));
@@ -316,13 +332,27 @@ int key_new(const char *path, unsigned bits, const uint8_t uuid[16], struct keyf
 		return emu_err(-ENOMEM, "out of memory");
 	kf->nrec = 1;
 	memcpy(kf->rec[0].uuid, uuid, 16);
-	return write_temp(path, kf);
+	char tmp[PATH_MAX + 16];
+	key_new_path(path, uuid, tmp, sizeof(tmp));
+	return write_file(path, tmp, kf);
 }
 
-/* key_commit_new -- the key written by key_new, put at path where no file is. */
-int key_commit_new(const char *path)
+/* key_commit_new -- the key written by key_new, put at path where no file
+ * is (-EEXIST if one is: another creation's key came first). */
+int key_commit_new(const char *path, const uint8_t uuid[16])
 {
-	return move_temp(path, 1);
+	char tmp[PATH_MAX + 16];
+	key_new_path(path, uuid, tmp, sizeof(tmp));
+	return move_temp(path, tmp, 1);
+}
+
+/* key_has_room -- kf can record the pool uuid (it has it, or room for it). */
+int key_has_room(const struct keyfile *kf, const uint8_t uuid[16])
+{
+	for (uint32_t i = 0; i < kf->nrec; i++)
+		if (memcmp(kf->rec[i].uuid, uuid, 16) == 0)
+			return 1;
+	return kf->nrec < KEY_MAX_RECS;
 }
 
 /* set_record -- kf's record of uuid raised to gen (added if missing). */
@@ -386,10 +416,12 @@ int key_raise(const char *path, const uint8_t uuid[16], uint64_t gen, const uint
 		goto out; /* already recorded */
 	if (!rc)
 		rc = set_record(&kf, uuid, gen);
+	char tmp[PATH_MAX + 8];
+	key_temp_path(path, tmp, sizeof(tmp));
 	if (!rc)
 		rc = write_temp(path, &kf);
 	if (!rc)
-		rc = move_temp(path, 0);
+		rc = move_temp(path, tmp, 0);
 out:
 	key_free(&kf);
 	close(fd); /* unlocks */
@@ -403,8 +435,7 @@ int key_is_leftover(const char *path, const uint8_t uuid[16])
 	struct keyfile kf;
 	int ours = key_read(path, &kf) == 0 && kf.nrec == 1 &&
 		   memcmp(kf.rec[0].uuid, uuid, 16) == 0 && kf.rec[0].generation == 0;
-	if (kf.rec || kf.bits)
-		key_free(&kf);
+	key_free(&kf);
 	emu_err_clear(); /* not a key of this creation's: no error of the caller's */
 	return ours;
 }

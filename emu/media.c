@@ -153,57 +153,105 @@ static int back_file(const char *path)
 	return 0;
 }
 
-/* media_create -- new files of the given sizes at path and meta_path, their
- * blocks allocated; fails if either exists. */
+/* same_file -- the name path still refers to the file open at fd. */
+int same_file(int fd, const char *path)
+{
+	struct stat a, b;
+	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/*
+ * make_locked -- a new file at path (O_EXCL, mode 0600, no link followed),
+ * flocked at once through the descriptor that made it (so that a creation
+ * clearing leftovers never takes it for one), its first n bytes head, size
+ * bytes allocated (posix_fallocate, as libpmemobj: no SIGBUS at a later
+ * store on a full file system); the descriptor, or an error and no file.
+ */
+static int make_locked(const char *path, uint64_t size, const void *head, size_t n)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return emu_err(-errno, "%s: cannot create: %s", path, strerror(errno));
+	int e = 0;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+		e = errno;
+	else if (pwrite(fd, head, n, 0) != (ssize_t)n)
+		e = errno ? errno : EIO;
+	else
+		e = posix_fallocate(fd, 0, (off_t)size);
+	if (e) {
+		unlink(path); /* made just now, and locked: ours */
+		close(fd);
+		return emu_err(-e, "%s: cannot create: %s", path, strerror(e));
+	}
+	return fd;
+}
+
+/* map_made -- the file made at path (open at fd, its first n bytes head)
+ * mapped with libpmem, checked to be that file. */
+static void *map_made(int fd, const char *path, const void *head, size_t n, size_t *len,
+		      int *is_pmem)
+{
+	void *a = pmem_map_file(path, 0, 0, 0, len, is_pmem);
+	if (!a) {
+		emu_err(-errno, "%s: cannot map: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!same_file(fd, path) || *len < n || memcmp(a, head, n) != 0) {
+		pmem_unmap(a, *len);
+		emu_err(-EEXIST, "%s: replaced while the pool was being created", path);
+		return NULL;
+	}
+	return a;
+}
+
+/* media_unlink_own -- remove the files at m's names if they are still the
+ * ones m holds locked (a failed creation's files, never another's). */
+void media_unlink_own(const struct media *m)
+{
+	if (m->meta_lock_fd >= 0 && m->meta_path && same_file(m->meta_lock_fd, m->meta_path))
+		unlink(m->meta_path);
+	if (m->lock_fd >= 0 && m->data_path && same_file(m->lock_fd, m->data_path))
+		unlink(m->data_path);
+}
+
+/*
+ * media_create -- new files of the given sizes at path and meta_path, each
+ * made, locked and given its first bytes (data_head, meta_head: what names
+ * the creation) in one step, then allocated and mapped; fails if either
+ * exists, and then leaves neither.
+ */
 int media_create(struct media *m, const char *path, const char *meta_path, uint64_t size,
-		 uint64_t meta_size, int durability)
+		 uint64_t meta_size, int durability, const void *data_head, size_t data_n,
+		 const void *meta_head, size_t meta_n)
 {
 	memset(m, 0, sizeof(*m));
 	m->lock_fd = m->meta_lock_fd = -1;
 	m->data_path = strdup(path);
 	m->meta_path = strdup(meta_path);
-	if (!m->data_path || !m->meta_path) {
-		media_close(m);
-		return emu_err(-ENOMEM, "out of memory");
+	int rc = 0;
+	if (!m->data_path || !m->meta_path)
+		rc = emu_err(-ENOMEM, "out of memory");
+	if (!rc && (m->lock_fd = make_locked(path, size, data_head, data_n)) < 0)
+		rc = m->lock_fd;
+	if (!rc && (m->meta_lock_fd = make_locked(meta_path, meta_size, meta_head, meta_n)) < 0)
+		rc = m->meta_lock_fd;
+	if (!rc && !(m->data = map_made(m->lock_fd, path, data_head, data_n, &m->data_len,
+					&m->data_is_pmem)))
+		rc = emu_errcode();
+	if (!rc && !(m->meta = map_made(m->meta_lock_fd, meta_path, meta_head, meta_n,
+					&m->meta_len, &m->meta_is_pmem)))
+		rc = emu_errcode();
+	if (!rc) {
+		media_choose_persist(m, durability);
+		rc = emu_powerfail_attach(m);
 	}
-	struct stat st;
-	if (stat(m->meta_path, &st) == 0) {
-		int rc = emu_err(-EEXIST, "%s: file exists", m->meta_path);
-		media_close(m);
-		return rc;
-	}
-	/* without PMEM_FILE_SPARSE libpmem allocates the blocks
-	 * (posix_fallocate) and removes the file if it cannot */
-	m->data = pmem_map_file(path, size, PMEM_FILE_CREATE | PMEM_FILE_EXCL, 0600,
-				&m->data_len, &m->data_is_pmem);
-	if (!m->data) {
-		int e = errno;
-		media_close(m);
-		return emu_err(-e, "%s: cannot create: %s", path, strerror(e));
-	}
-	m->meta = pmem_map_file(m->meta_path, meta_size, PMEM_FILE_CREATE | PMEM_FILE_EXCL,
-				0600, &m->meta_len, &m->meta_is_pmem);
-	if (!m->meta) {
-		int e = errno;
-		unlink(path);
-		media_close(m);
-		return emu_err(-e, "%s: cannot create: %s", path, strerror(e));
-	}
-	int rc = lock_pool(m);
 	if (rc) {
-		unlink(m->meta_path);
-		unlink(m->data_path);
+		media_unlink_own(m);
 		media_close(m);
-		return rc;
 	}
-	media_choose_persist(m, durability);
-	if ((rc = emu_powerfail_attach(m))) {
-		unlink(m->meta_path);
-		unlink(m->data_path);
-		media_close(m);
-		return rc;
-	}
-	return 0;
+	return rc;
 }
 
 /* media_open -- map both existing files read-write (validated by the caller

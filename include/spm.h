@@ -213,8 +213,8 @@ typedef uint64_t spm_off_t;
  * rounded up to 4 KiB; the minimum is 4 MiB (SPM_E_INVAL below).  Fails with
  * -EEXIST if path or path.meta exists, SPM_E_KEYFILE if path.key exists and
  * key_file= does not name it (a key file spm did not make is never adopted
- * unnamed), -ENAMETOOLONG if the last component of path is longer than 246
- * bytes (spm adds ".meta.new").  Both files get all their blocks now
+ * unnamed), -ENAMETOOLONG if the last component of path is longer than 238
+ * bytes (spm adds ".key.new.XXXXXXXX").  Both files get all their blocks now
  * (posix_fallocate, as libpmemobj does): on a file system without room,
  * -ENOSPC and no file is left, where a sparse pool would die of SIGBUS at
  * some later store.  In an encrypting design every line of the data file is

@@ -160,6 +160,13 @@ static void planted_key(void **state)
 		assert_int_equal(chown(key, 0, 0), 0);
 	/* not a regular file */
 	refused_unchanged(path, "key_file=/dev/null", SPM_E_KEYFILE, "not a regular file");
+	/* a second name, which could keep an older key file to put back */
+	suffix(link_path, sizeof(link_path), path, ".hard");
+	unlink(link_path);
+	assert_int_equal(link(key, link_path), 0);
+	snprintf(opts, sizeof(opts), "key_file=%s", key);
+	refused_unchanged(path, opts, SPM_E_KEYFILE, "hard links");
+	unlink(link_path);
 	snprintf(opts, sizeof(opts), "key_file=%s", key);
 	expect_text(path, opts, "adopted");
 	remove_pool_files(path);
@@ -336,11 +343,53 @@ static void long_name(void **state)
 	assert_int_equal(spm_create(&p, path, POOL_SIZE, NULL), -ENAMETOOLONG);
 	assert_non_null(strstr(spm_errormsg(), "too long"));
 	assert_int_equal(spm_open(&p, path, NULL), -ENOENT); /* no such file */
-	/* the longest name that fits works */
-	name[255 - 9] = '\0';
+	/* the longest name that fits works (spm adds ".key.new.XXXXXXXX") */
+	name[255 - 17] = '\0';
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	make_pool(path, NULL, "fits");
 	expect_text(path, NULL, "fits");
+	remove_pool_files(path);
+}
+
+/* not_leftovers -- spm_create clears only what an interrupted creation of
+ * its path left: a real pool named <path>.new, a user's <path>.meta.new, and
+ * a copy of a pool's header at <path>.new beside that pool are left alone
+ * (-EEXIST), and the pool's key stays. */
+static void not_leftovers(void **state)
+{
+	(void)state;
+	char path[4096], anchor[4200], tmp_meta[4200], key[4200];
+	path_of(path, sizeof(path), "nl");
+	suffix(anchor, sizeof(anchor), path, ".new");
+	suffix(tmp_meta, sizeof(tmp_meta), path, ".meta.new");
+	suffix(key, sizeof(key), path, ".key");
+	remove_pool_files(path);
+	/* a pool of the user's called <path>.new, and a file <path>.meta.new */
+	make_pool(anchor, NULL, "a pool named .new");
+	static const uint8_t mine[] = "the user's own file";
+	spit(tmp_meta, mine, sizeof(mine));
+	spm_pool *p = NULL;
+	assert_int_equal(spm_create(&p, path, POOL_SIZE, NULL), -EEXIST);
+	assert_non_null(strstr(spm_errormsg(), "not a pool being created"));
+	assert_file_is(tmp_meta, mine, sizeof(mine));
+	expect_text(anchor, NULL, "a pool named .new");
+	remove_pool_files(anchor);
+	unlink(tmp_meta);
+	/* a pool at path, never opened since (its key records generation 0),
+	 * and a copy of its header page at <path>.new */
+	spm_pool *q = fresh_pool(path, POOL_SIZE, NULL);
+	assert_non_null(spm_root(q, 64));
+	assert_int_equal(spm_close(q), 0);
+	size_t n, kn;
+	uint8_t *b = slurp(path, &n), *k = slurp(key, &kn);
+	spit(anchor, b, 4096);
+	assert_int_equal(spm_create(&p, path, POOL_SIZE, NULL), -EEXIST);
+	assert_file_is(key, k, kn);
+	assert_file_is(anchor, b, 4096);
+	expect_text(path, NULL, "");
+	unlink(anchor);
+	free(b);
+	free(k);
 	remove_pool_files(path);
 }
 
@@ -352,7 +401,7 @@ int main(void)
 		cmocka_unit_test(planted_key), cmocka_unit_test(new_key_private),
 		cmocka_unit_test(rollback),    cmocka_unit_test(forged_epoch),
 		cmocka_unit_test(no_zero_lines), cmocka_unit_test(hard_link),
-		cmocka_unit_test(long_name),
+		cmocka_unit_test(long_name),   cmocka_unit_test(not_leftovers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
