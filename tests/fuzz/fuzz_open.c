@@ -398,6 +398,14 @@ static void restore_data(struct pool *p)
 	if (ftruncate(p->fd_data, (off_t)n_data) != 0)
 		die("%s: ftruncate: %s", p->path, strerror(errno));
 	restore_pages(p->fd_data, p->data, t_data, n_data, p->path);
+	/* an open that got as far as raising the pool's generation wrote the
+	 * key file too (a new file renamed over it): back to the template's */
+	int fd = open(p->key, O_RDONLY | O_CLOEXEC);
+	int kept = fd >= 0 && same(fd, t_key, n_key);
+	if (fd >= 0)
+		close(fd);
+	if (!kept)
+		spit(p->key, t_key, n_key);
 }
 
 static int after_recovery(int rc, const struct superblock *sb);
