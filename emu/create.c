@@ -195,22 +195,6 @@ int create_clear_leftover(const char *path, const char *named_key)
 	return rc;
 }
 
-/* sync_parent -- fsync the directory holding path. */
-static void sync_parent(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
-}
-
 /* place -- rename from to to where no file is; 0 or an error naming to. */
 static int place(const char *from, const char *to)
 {
@@ -246,7 +230,7 @@ int create_commit(struct emu *e)
 			unlink(e->made_key);
 		return rc;
 	}
-	sync_parent(e->final_data);
+	(void)sync_dir(e->final_data);
 	/* the files have their names: from here on they are the pool's */
 	char *d = e->media.data_path, *m = e->media.meta_path;
 	e->media.data_path = e->final_data;

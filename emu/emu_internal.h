@@ -582,6 +582,7 @@ int key_raise(const char *path, const uint8_t uuid[16], uint64_t gen, const uint
 	      unsigned bits);
 int key_is_leftover(const char *path, const uint8_t uuid[16]);
 int rename_noreplace(const char *from, const char *to);
+int sync_dir(const char *path);
 /* create.c: atomic creation (temporary names, leftovers, commit) */
 int check_names(const char *path, const char *key_path);
 void create_temp_paths(const char *path, char *data, char *meta, size_t n);

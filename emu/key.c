@@ -228,8 +228,9 @@ static uint8_t *serialize(const struct keyfile *kf, size_t *len)
 	return buf;
 }
 
-/* sync_dir -- fsync the directory holding path (a rename in it is durable). */
-static int sync_dir(const char *path)
+/* sync_dir -- fsync the directory holding path (a rename in it is durable);
+ * 0 or -errno. */
+int sync_dir(const char *path)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');

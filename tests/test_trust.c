@@ -45,10 +45,9 @@ static int exists(const char *p)
 	return lstat(p, &st) == 0;
 }
 
-/* write_text -- create a pool at path (opts), root text, close. */
-static void make_pool(const char *path, const char *opts, const char *text)
+/* set_text -- the root's text, in a transaction, then close the pool. */
+static void set_text(spm_pool *p, const char *text)
 {
-	spm_pool *p = fresh_pool(path, POOL_SIZE, opts);
 	char *r = spm_root(p, 64);
 	assert_non_null(r);
 	assert_int_equal(spm_tx_begin(p), 0);
@@ -58,19 +57,19 @@ static void make_pool(const char *path, const char *opts, const char *text)
 	assert_int_equal(spm_close(p), 0);
 }
 
-/* rewrite -- open path (opts), set the root's text, close. */
+/* make_pool -- create a pool at path (opts) whose root holds text. */
+static void make_pool(const char *path, const char *opts, const char *text)
+{
+	set_text(fresh_pool(path, POOL_SIZE, opts), text);
+}
+
+/* rewrite -- open path (opts) and set the root's text. */
 static void rewrite(const char *path, const char *opts, const char *text)
 {
 	spm_pool *p = NULL;
 	if (spm_open(&p, path, opts))
 		fail_msg("open %s: %s", path, spm_errormsg());
-	char *r = spm_root(p, 64);
-	assert_non_null(r);
-	assert_int_equal(spm_tx_begin(p), 0);
-	assert_int_equal(spm_tx_add(p, r, 64), 0);
-	snprintf(r, 64, "%s", text);
-	assert_int_equal(spm_tx_commit(p), 0);
-	assert_int_equal(spm_close(p), 0);
+	set_text(p, text);
 }
 
 /* expect_text -- the pool at path opens with root text. */
