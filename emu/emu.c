@@ -374,10 +374,10 @@ static int check_epochs_mapped(struct emu *e, uint64_t generation)
 		rc = emu_err(SPM_E_ROLLBACK, "%s: pool files are older than the key's record "
 			     "(files at generation %llu, %s records %llu): a rollback -- a "
 			     "restored copy, refused because writing to it would reuse "
-			     "encryption pads.  To use such a copy on purpose, restore the "
-			     "key file saved with it too (doc/design.md, \"Restoring a "
+			     "encryption pads.  To use such a copy on purpose, re-key it: "
+			     "spm-rekey %s (spm_rekey; doc/design.md, \"Restoring a "
 			     "backup\")", e->media.data_path, (unsigned long long)e->epoch,
-			     e->key_path, (unsigned long long)generation);
+			     e->key_path, (unsigned long long)generation, e->media.data_path);
 	return rc;
 }
 
@@ -979,6 +979,15 @@ int ctrl_recover(struct emu *e)
 	return 0;
 }
 
+/* rekey_interrupted -- a re-key's data file is waiting at <path>.new. */
+static int rekey_interrupted(const char *path)
+{
+	char tmp[PATH_MAX + 16];
+	struct stat st;
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	return lstat(tmp, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* emu_open -- validate, map, recover. */
 int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 {
@@ -1000,6 +1009,10 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	struct superblock sb;
 	rc = validate(path, meta_path, &dh, &sb);
 	free(meta_path);
+	if (rc == SPM_E_MISMATCH && rekey_interrupted(path))
+		rc = emu_err(SPM_E_MISMATCH, "%s: its meta file is from a re-key that was "
+			     "interrupted before it put the data file in place: run spm_rekey "
+			     "again to finish it", path);
 	if (rc)
 		goto fail;
 	char design[sizeof(sb.design) + 1];
@@ -1214,4 +1227,45 @@ uint64_t emu_size(const struct emu *e)
 const char *emu_design_name(const struct emu *e)
 {
 	return e->design->name;
+}
+
+/* ---- for rekey.c: the checks and derivations above, from outside ---- */
+
+/* emu_validate -- validate(): both headers read and checked, nothing written. */
+int emu_validate(const char *path, const char *meta_path, struct data_hdr *dh,
+		 struct superblock *sb)
+{
+	return validate(path, meta_path, dh, sb);
+}
+
+/* emu_derive_keys -- derive_keys(): the encryption key and check value. */
+int emu_derive_keys(const uint8_t *key, unsigned bits, const uint8_t uuid[16], uint8_t *enc,
+		    uint8_t kcv[16])
+{
+	return derive_keys(key, bits, uuid, enc, kcv);
+}
+
+/* data_hdr_crc -- dh_crc(): the data header's checksum. */
+uint32_t data_hdr_crc(const struct data_hdr *dh)
+{
+	return dh_crc(dh);
+}
+
+/* emu_check_epochs -- the mapped files of m (a pool of uuid under the key
+ * of kf) carry epoch words of one state of the pool, under a valid tag. */
+int emu_check_epochs(const struct media *m, const struct keyfile *kf, const uint8_t uuid[16])
+{
+	struct emu *e = calloc(1, sizeof(*e));
+	if (!e)
+		return emu_err(-ENOMEM, "out of memory");
+	e->media = *m; /* borrowed: not closed here */
+	memcpy(e->sb_uuid, uuid, 16);
+	int rc = crypto_hkdf(kf->key, kf->bits / 8, uuid, 16, "spm epoch", e->epoch_key,
+			     sizeof(e->epoch_key));
+	e->has_epoch_key = 1;
+	if (!rc)
+		rc = check_epochs_mapped(e, 0);
+	OPENSSL_cleanse(e->epoch_key, sizeof(e->epoch_key));
+	free(e);
+	return rc;
 }

@@ -77,6 +77,9 @@ int emu_mark_dirty(struct emu *e);
 /* Put a created pool's files in place (until then they have temporary
  * names and a crash leaves no pool); 0 or an error (then emu_discard). */
 int emu_commit_create(struct emu *e);
+/* Give the clean pool at path a new uuid and re-encrypt it under the key
+ * derived for it (a restored copy made safe to use: rekey.c). */
+int emu_rekey(const char *path, const struct emu_config *cfg);
 
 bool emu_was_dirty(const struct emu *e);
 uint64_t emu_size(const struct emu *e);

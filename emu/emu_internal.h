@@ -594,6 +594,13 @@ int create_commit(struct emu *e);
 #define CREATE_MARK_OFF 128u
 #define CREATE_HEAD 256u /* the bytes of the header page written when it is made */
 void create_mark_clear(struct emu *e);
+/* emu.c, for rekey.c */
+int emu_validate(const char *path, const char *meta_path, struct data_hdr *dh,
+		 struct superblock *sb);
+int emu_derive_keys(const uint8_t *key, unsigned bits, const uint8_t uuid[16], uint8_t *enc,
+		    uint8_t kcv[16]);
+uint32_t data_hdr_crc(const struct data_hdr *dh);
+int emu_check_epochs(const struct media *m, const struct keyfile *kf, const uint8_t uuid[16]);
 int create_fill_ciphertext(struct emu *e);
 
 #endif

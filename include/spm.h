@@ -255,13 +255,33 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
  * key.  Restoring an older copy of the pool files (a backup, or an attacker
  * with write access to them) is therefore refused: every write after it
  * would re-encrypt lines under (line, counter) pairs already used.  To use a
- * backup on purpose, restore the key file saved with it as well.  What this
- * does not detect: the current epoch words copied into an old copy, or
+ * backup on purpose, re-key it (spm_rekey, below; the command spm-rekey),
+ * or restore the key file saved with it as well.  What this does not
+ * detect: the current epoch words copied into an old copy, or
  * single lines replayed with their counters, the replay attacks integrity
  * protection exists for (not in these designs); and a copy taken while the
  * pool was open, put back after that run crashed.
  */
 SPM_API int spm_open(spm_pool **pool, const char *path, const char *options);
+
+/*
+ * spm_rekey -- make a restored copy of a pool safe to use: the clean pool at
+ * path (a backup taken while it was closed, refused by spm_open with
+ * SPM_E_ROLLBACK once the pool has been used since) gets a new identity,
+ * hence a new encryption key derived from its key file's key, and every
+ * line of its data file is re-encrypted under it: no pad of the new key was
+ * ever used, so writing to it reuses none.  The key file's record of the old
+ * identity stays, and keeps refusing every other copy.  Options: key_file=
+ * (others are accepted and ignored).  Crash-safe: the new files are written
+ * beside the pool's and renamed over them, the data file last; a process
+ * killed before that leaves the pool as it was, one killed between the two
+ * renames leaves a pool spm_open refuses (SPM_E_MISMATCH, saying so) until
+ * spm_rekey is run again, which finishes it.  SPM_E_INVAL for a plain pool
+ * or one not closed cleanly (its recovery would encrypt under the old key);
+ * the errors of spm_open for bad files and keys.  Takes the pool's size of
+ * free space while it runs; about as long as spm_create of that size.
+ */
+SPM_API int spm_rekey(const char *path, const char *options);
 
 /*
  * spm_close -- drain the write queues, write back the counter cache, mark the

@@ -264,6 +264,16 @@ static int close_forked(spm_pool *pool)
 	return pool_forked_err("spm_close");
 }
 
+SPM_API int spm_rekey(const char *path, const char *options)
+{
+	emu_err_clear();
+	if (!path)
+		return emu_err(SPM_E_INVAL, "spm_rekey: NULL path");
+	struct emu_config cfg;
+	int rc = config_parse(&cfg, options);
+	return rc ? rc : emu_rekey(path, &cfg);
+}
+
 SPM_API int spm_close(spm_pool *pool)
 {
 	if (!pool)

@@ -3,7 +3,9 @@
  * it passes (SPM_CRASH=after:N in a forked child, N = 1 .. all of them),
  * either the path is free for a new spm_create, or the pool opens complete;
  * never a pool that is refused for good.  For each encrypting design and
- * plain, with the key made by the creation and with an adopted key.
+ * plain, with the key made by the creation and with an adopted key.  And
+ * spm_rekey, killed at every crash point it passes: the pool opens with
+ * its content, at once or after spm_rekey runs again.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -190,6 +192,132 @@ static void sweep_adopted_key(void **state)
 	remove_pool_files(base);
 }
 
+/* A step of the re-key sweep, run in a child (SPM_CRASH as given). */
+enum step { MAKE_OLD, MAKE_NEW, REKEY, FINISH };
+
+/* set_text -- open path (create it for MAKE_OLD) and set the root's text. */
+static int set_text(const char *path, int create, const char *text)
+{
+	spm_pool *p = NULL;
+	int rc = create ? spm_create(&p, path, POOL_SIZE, "design=sca")
+			: spm_open(&p, path, NULL);
+	char *r = rc ? NULL : spm_root(p, 64);
+	if (!r || spm_tx_begin(p) || spm_tx_add(p, r, 64))
+		return fprintf(stderr, "set_text: %s\n", spm_errormsg()), 3;
+	snprintf(r, 64, "%s", text);
+	return spm_tx_commit(p) || spm_close(p) ? 3 : 0;
+}
+
+/* finish -- after a re-key killed anywhere: the pool opens with the old
+ * state's text, at once or after one more spm_rekey (a rollback: killed
+ * before its meta file was placed; a mismatch: between the two renames). */
+static int finish(const char *path)
+{
+	spm_pool *p = NULL;
+	int rc = spm_open(&p, path, NULL);
+	if (rc == SPM_E_ROLLBACK || rc == SPM_E_MISMATCH) {
+		if (spm_rekey(path, NULL))
+			return fprintf(stderr, "finish: rekey: %s\n", spm_errormsg()), 3;
+		rc = spm_open(&p, path, NULL);
+	}
+	if (rc)
+		return fprintf(stderr, "finish: open: %s\n", spm_errormsg()), 3;
+	const char *r = spm_root(p, 64);
+	int ok = r && strcmp(r, "old state") == 0;
+	return spm_close(p) == 0 && ok ? 0 : 4;
+}
+
+/* step_child -- run step on path in a child with SPM_CRASH=crash (NULL:
+ * none); its wait status, and (crash "count") its crash points in *points. */
+static int step_child(enum step step, const char *path, const char *crash, long *points)
+{
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		if (dup2(fds[1], 2) < 0)
+			_exit(120);
+		if (crash)
+			setenv("SPM_CRASH", crash, 1);
+		else
+			unsetenv("SPM_CRASH");
+		switch (step) {
+		case MAKE_OLD:
+			exit(set_text(path, 1, "old state"));
+		case MAKE_NEW:
+			exit(set_text(path, 0, "new state"));
+		case REKEY:
+			exit(spm_rekey(path, NULL) ? 3 : 0);
+		case FINISH:
+			exit(finish(path));
+		}
+		exit(5);
+	}
+	close(fds[1]);
+	char err[8192];
+	size_t len = 0;
+	ssize_t n;
+	while ((n = read(fds[0], err + len, sizeof(err) - 1 - len)) > 0)
+		len += (size_t)n;
+	err[len] = '\0';
+	close(fds[0]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (points) {
+		const char *c = strstr(err, "spm-crash-points: ");
+		*points = c ? strtol(c + strlen("spm-crash-points: "), NULL, 10) : -1;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		fail_msg("step %d (SPM_CRASH=%s): exit %d: %s", step, crash ? crash : "",
+			 WEXITSTATUS(status), err);
+	return status;
+}
+
+/*
+ * sweep_rekey -- spm_rekey of a restored copy killed at every crash point it
+ * passes: afterwards the pool opens with the copy's content, at once or
+ * after spm_rekey is run again, and no temporary file is left.
+ */
+static void sweep_rekey(void **state)
+{
+	(void)state;
+	char path[4096], meta[4300], tmp[4300];
+	snprintf(path, sizeof(path), "%s/createcrash-%ld-rekey", dir, (long)getpid());
+	snprintf(meta, sizeof(meta), "%s.meta", path);
+	remove_pool_files(path);
+	step_child(MAKE_OLD, path, NULL, NULL);
+	size_t nd, nm;
+	uint8_t *d = slurp(path, &nd), *m = slurp(meta, &nm);
+	step_child(MAKE_NEW, path, NULL, NULL);
+	long points;
+	spit(path, d, nd);
+	spit(meta, m, nm);
+	step_child(REKEY, path, "count", &points);
+	assert_true(points >= 3);
+	for (long k = 1; k <= points; k++) {
+		char crash[64];
+		snprintf(crash, sizeof(crash), "after:%ld", k);
+		spit(path, d, nd); /* the restored copy again */
+		spit(meta, m, nm);
+		int status = step_child(REKEY, path, crash, NULL);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+			fail_msg("SPM_CRASH=%s: not killed (status %d)", crash, status);
+		step_child(FINISH, path, NULL, NULL);
+		snprintf(tmp, sizeof(tmp), "%s.new", path);
+		assert_false(exists(tmp));
+		snprintf(tmp, sizeof(tmp), "%s.meta.new", path);
+		assert_false(exists(tmp));
+	}
+	print_message("rekey: %ld crash points, each finished\n", points);
+	free(d);
+	free(m);
+	remove_pool_files(path);
+}
+
 int main(void)
 {
 	const char *d = getenv("SPM_TEST_DIR");
@@ -199,6 +327,7 @@ int main(void)
 		cmocka_unit_test(sweep_supermem),
 		cmocka_unit_test(sweep_plain),
 		cmocka_unit_test(sweep_adopted_key),
+		cmocka_unit_test(sweep_rekey),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -392,6 +392,77 @@ static void not_leftovers(void **state)
 	remove_pool_files(path);
 }
 
+/* lines_equal -- how many lines from page 1 on hold the same bytes in a
+ * and b (n bytes each). */
+static size_t lines_equal(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	size_t same = 0;
+	for (size_t off = 4096; off + 64 <= n; off += 64)
+		same += memcmp(a + off, b + off, 64) == 0;
+	return same;
+}
+
+/*
+ * rekey -- a restored copy, refused as a rollback, re-keyed with spm_rekey:
+ * it opens with its content and takes writes; every line of its data file
+ * is new ciphertext (a new key); the copy as it was restored is still
+ * refused; a copy not closed cleanly, and a plain pool, are not re-keyed.
+ */
+static void rekey(void **state)
+{
+	(void)state;
+	for (int design = 0; design < 2; design++) {
+		const char *opts = design ? "design=supermem" : "design=sca";
+		char path[4096], meta[4200];
+		path_of(path, sizeof(path), design ? "rk-sm" : "rk-sca");
+		suffix(meta, sizeof(meta), path, ".meta");
+		make_pool(path, opts, "old state");
+		struct pool_image old = {0};
+		pool_save(path, &old);
+		rewrite(path, NULL, "new state");
+		spit(path, old.bytes[0], old.len[0]);
+		spit(meta, old.bytes[1], old.len[1]);
+		refused_unchanged(path, NULL, SPM_E_ROLLBACK, "spm-rekey");
+		assert_int_equal(spm_rekey(path, NULL), 0);
+		size_t n;
+		uint8_t *b = slurp(path, &n);
+		assert_int_equal(n, old.len[0]);
+		assert_int_equal(lines_equal(b, old.bytes[0], n), 0);
+		free(b);
+		expect_text(path, NULL, "old state");
+		rewrite(path, NULL, "after the re-key");
+		expect_text(path, NULL, "after the re-key");
+		/* the copy itself is still older than the key's record of it */
+		spit(path, old.bytes[0], old.len[0]);
+		spit(meta, old.bytes[1], old.len[1]);
+		refused_unchanged(path, NULL, SPM_E_ROLLBACK, "rollback");
+		pool_image_free(&old);
+		remove_pool_files(path);
+	}
+	/* a copy taken while the pool was open: not re-keyed, not modified */
+	char path[4096], meta[4200];
+	path_of(path, sizeof(path), "rk-dirty");
+	suffix(meta, sizeof(meta), path, ".meta");
+	make_pool(path, NULL, "x");
+	spm_pool *p = NULL;
+	assert_int_equal(spm_open(&p, path, NULL), 0);
+	struct pool_image dirty = {0};
+	pool_save(path, &dirty);
+	assert_int_equal(spm_close(p), 0);
+	spit(path, dirty.bytes[0], dirty.len[0]);
+	spit(meta, dirty.bytes[1], dirty.len[1]);
+	assert_int_equal(spm_rekey(path, NULL), SPM_E_INVAL);
+	assert_non_null(strstr(spm_errormsg(), "not closed cleanly"));
+	assert_file_is(path, dirty.bytes[0], dirty.len[0]);
+	assert_file_is(meta, dirty.bytes[1], dirty.len[1]);
+	pool_image_free(&dirty);
+	remove_pool_files(path);
+	/* plain: no key */
+	make_pool(path, "design=plain", "x");
+	assert_int_equal(spm_rekey(path, NULL), SPM_E_INVAL);
+	remove_pool_files(path);
+}
+
 int main(void)
 {
 	const char *d = getenv("SPM_TEST_DIR");
@@ -401,6 +472,7 @@ int main(void)
 		cmocka_unit_test(rollback),    cmocka_unit_test(forged_epoch),
 		cmocka_unit_test(no_zero_lines), cmocka_unit_test(hard_link),
 		cmocka_unit_test(long_name),   cmocka_unit_test(not_leftovers),
+		cmocka_unit_test(rekey),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,309 @@
+/*
+ * rekey.c -- a deliberate restore made safe: a pool re-keyed under a new
+ * identity.  A restored copy of a pool's files is refused (SPM_E_ROLLBACK,
+ * emu.c "Epochs"): every write after it would re-encrypt lines under (line,
+ * counter) pairs the pool has used since the copy was taken.  Re-keying
+ * gives the copy a new uuid, hence a new encryption key (HKDF(key, uuid)),
+ * and re-encrypts every line of its data file under it with the counters it
+ * has: no pad of the new key was ever used, and the key file's record of
+ * the old uuid keeps refusing every other copy.
+ *
+ * The new files are made as a creation's are (create.c: "<path>.new" with
+ * the creation mark, "<path>.meta.new", each locked through the descriptor
+ * that made it), then renamed over the pool's: the meta file, then the data
+ * file -- the commit.  A process killed before the first rename leaves the
+ * pool as it was (the next re-key clears the temporaries); killed between
+ * the two, the meta file has the new uuid and the data file the old one,
+ * and the next spm_rekey finishes the commit (spm_open says so).
+ *
+ * Only a pool closed cleanly (a backup of a closed pool) is re-keyed: a
+ * dirty one would need a recovery, and recovery re-encrypts lines under the
+ * old key.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "spm.h"
+#include "emu_internal.h"
+
+#define DH_EPOCH_WORD 64u  /* the data file's epoch word (emu.c) */
+#define SB_EPOCH_WORDS 520u /* the superblock's epoch and next words (emu.c) */
+
+/* anchor_uuid -- the uuid of the marked anchor at tmp (0 if none). */
+static int anchor_uuid(const char *tmp, uint8_t uuid[16])
+{
+	uint8_t head[CREATE_HEAD];
+	struct data_hdr dh;
+	int fd = open(tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+	close(fd);
+	memcpy(&dh, head, sizeof(dh));
+	if (n != (ssize_t)sizeof(head) || memcmp(dh.magic, DH_MAGIC, 8) != 0 ||
+	    memcmp(head + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK)) != 0)
+		return 0;
+	memcpy(uuid, dh.uuid, 16);
+	return 1;
+}
+
+/* file_uuid -- the uuid at offset 16 of the file at path (data header and
+ * superblock alike) with magic; 0 if unreadable. */
+static int file_uuid(const char *path, const char *magic, uint8_t uuid[16])
+{
+	uint8_t head[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(head) || memcmp(head, magic, 8) != 0)
+		return 0;
+	memcpy(uuid, head + 16, 16);
+	return 1;
+}
+
+/* rekey_finish -- a re-key killed between its two renames: the meta file
+ * has the anchor's uuid, the data file another; the anchor put in place.
+ * 1 if it was finished, 0 if there was none, or an error. */
+static int rekey_finish(const char *path, const char *meta, const char *tmp_data)
+{
+	uint8_t a[16], m[16], d[16];
+	if (!anchor_uuid(tmp_data, a) || !file_uuid(meta, SB_MAGIC, m) || memcmp(a, m, 16) != 0 ||
+	    (file_uuid(path, DH_MAGIC, d) && memcmp(d, a, 16) == 0))
+		return 0;
+	int fd = open(tmp_data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return emu_err(SPM_E_BUSY, "%s: being re-keyed by another process", path);
+	}
+	int rc = rename(tmp_data, path) == 0 ? 1 : emu_err(-errno, "%s: %s", path, strerror(errno));
+	close(fd);
+	if (rc == 1)
+		(void)sync_dir(path);
+	return rc;
+}
+
+/* check_clean -- the pool of sb can be re-keyed: encrypted, closed cleanly,
+ * no queue entry in its ADR region. */
+static int check_clean(const char *path, const struct superblock *sb, const uint8_t *meta)
+{
+	if (sb->state != SB_STATE_CLEAN)
+		return emu_err(SPM_E_INVAL, "%s was not closed cleanly (a copy taken while it was "
+			       "open): its recovery would encrypt under the old key, so it is not "
+			       "re-keyed", path);
+	const struct wq_entry *w = (const struct wq_entry *)(meta + sb->adr_off + ADR_HDR_SIZE);
+	for (uint64_t i = 0; i < (uint64_t)sb->adr_data_cap + sb->adr_ctr_cap; i++)
+		if (w[i].state & WQ_VALID)
+			return emu_err(SPM_E_CORRUPT, "%s.meta: a clean pool with a queued write",
+				       path);
+	return 0;
+}
+
+/* line_counters -- the counters of the 64 lines from line first (a page)
+ * in the counter storage of meta. */
+static void line_counters(const struct superblock *sb, const uint8_t *meta, uint64_t first,
+			  uint64_t ctr[64])
+{
+	const struct ctr_layout *lay = ctr_layout_of(sb->ctr_layout);
+	const uint8_t *home = meta + sb->ctr_off;
+	for (unsigned k = 0; k < 64; k += lay->lines_per_ctr_line)
+		lay->decode(home + (first + k) / lay->lines_per_ctr_line * EMU_LINE,
+			    sb->minor_bits, ctr + k);
+}
+
+/* reencrypt -- every line of the data file from page 1 on, from under
+ * (old key, counter) to (new key, counter); a line at counter 0 holds zeros
+ * and becomes the new key's ciphertext of zeros. */
+static int reencrypt(struct crypto *old, struct crypto *neu, const struct superblock *sb,
+		     const uint8_t *meta, const uint8_t *src, uint8_t *dst)
+{
+	uint64_t lines[64], ctr[64];
+	uint8_t pad_old[64 * EMU_LINE], pad_new[64 * EMU_LINE];
+	for (uint64_t page = EMU_DATA_HDR_SIZE / EMU_LINE; page < sb->nlines; page += 64) {
+		line_counters(sb, meta, page, ctr);
+		for (unsigned k = 0; k < 64; k++)
+			lines[k] = page + k;
+		if (crypto_line_pads(old, lines, ctr, 64, pad_old) ||
+		    crypto_line_pads(neu, lines, ctr, 64, pad_new))
+			return SPM_E_CRYPTO;
+		for (unsigned k = 0; k < 64; k++) {
+			uint8_t *d = dst + (page + k) * EMU_LINE;
+			const uint8_t *s = src + (page + k) * EMU_LINE;
+			if (ctr[k])
+				line_xor(d, s, pad_old + k * EMU_LINE);
+			else
+				memset(d, 0, EMU_LINE);
+			line_xor(d, d, pad_new + k * EMU_LINE);
+		}
+	}
+	OPENSSL_cleanse(pad_old, sizeof(pad_old));
+	OPENSSL_cleanse(pad_new, sizeof(pad_new));
+	return 0;
+}
+
+/* new_headers -- the new identity into the copies: uuid and key check
+ * value in the superblock, uuid in the data header, epoch words 0 (a pool
+ * never opened: the key file has no record of the new uuid), the creation
+ * mark kept until the commit, the freed queue slots zeroed. */
+static void new_headers(uint8_t *data, uint8_t *meta, const uint8_t uuid[16],
+			const uint8_t kcv[16])
+{
+	struct superblock *sb = (struct superblock *)meta;
+	memcpy(sb->uuid, uuid, 16);
+	memcpy(sb->kcv, kcv, 16);
+	sb->checksum = sb_crc(sb);
+	memset(meta + SB_EPOCH_WORDS, 0, 16);
+	memset(meta + sb->adr_off + ADR_HDR_SIZE, 0,
+	       ((size_t)sb->adr_data_cap + sb->adr_ctr_cap) * sizeof(struct wq_entry));
+	struct data_hdr *dh = (struct data_hdr *)data;
+	memcpy(dh->uuid, uuid, 16);
+	dh->checksum = data_hdr_crc(dh);
+	memset(data + DH_EPOCH_WORD, 0, 8);
+}
+
+/* make_copies -- the new files at the temporary names, locked, with the
+ * re-keyed content; m holds them. */
+static int make_copies(struct media *m, const struct media *cur, const char *tmp_data,
+		       const char *tmp_meta, const uint8_t uuid[16], const uint8_t kcv[16],
+		       struct crypto *old, struct crypto *neu)
+{
+	const struct superblock *sb = (const struct superblock *)cur->meta;
+	uint8_t head[CREATE_HEAD];
+	memcpy(head, cur->data, sizeof(head));
+	memcpy(head + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK));
+	memcpy(((struct data_hdr *)head)->uuid, uuid, 16); /* names the anchor at once */
+	int rc = media_create(m, tmp_data, tmp_meta, cur->data_len, cur->meta_len, EMU_DUR_NONE,
+			      head, sizeof(head), sb, sizeof(*sb));
+	if (rc)
+		return rc;
+	memcpy(m->meta, cur->meta, cur->meta_len);
+	memcpy(m->data, cur->data, EMU_DATA_HDR_SIZE);
+	memcpy(m->data + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK));
+	if ((rc = reencrypt(old, neu, sb, cur->meta, cur->data, m->data)))
+		return emu_err(rc, "OpenSSL: re-encryption failed");
+	new_headers(m->data, m->meta, uuid, kcv);
+	emu_crash_point("rekey.files_made");
+	/* on the disk before they replace the pool's */
+	if (msync(m->data, m->data_len, MS_SYNC) || msync(m->meta, m->meta_len, MS_SYNC))
+		return emu_err(-errno, "%s: msync: %s", tmp_data, strerror(errno));
+	return 0;
+}
+
+/* place -- the re-keyed files over the pool's: meta, then data (commit). */
+static int place(struct media *m, const char *path, const char *meta)
+{
+	if (rename(m->meta_path, meta) != 0)
+		return emu_err(-errno, "%s: %s", meta, strerror(errno));
+	emu_crash_point("rekey.meta_placed");
+	if (rename(m->data_path, path) != 0)
+		return emu_err(-errno, "%s: %s (run spm_rekey again to finish)", path,
+			       strerror(errno));
+	(void)sync_dir(path);
+	emu_crash_point("rekey.committed");
+	memset(m->data + CREATE_MARK_OFF, 0, sizeof(CREATE_MARK));
+	(void)msync(m->data, EMU_PAGE, MS_SYNC);
+	return 0;
+}
+
+/* new_identity -- a random uuid, and the key check value and cipher of the
+ * key under it. */
+static int new_identity(const struct keyfile *kf, uint8_t uuid[16], uint8_t kcv[16],
+			struct crypto **neu)
+{
+	uint8_t enc[32];
+	if (RAND_bytes(uuid, 16) != 1)
+		return emu_err(SPM_E_CRYPTO, "OpenSSL: no random bytes for a UUID");
+	int rc = emu_derive_keys(kf->key, kf->bits, uuid, enc, kcv);
+	if (!rc)
+		rc = crypto_new(neu, enc, kf->bits);
+	OPENSSL_cleanse(enc, sizeof(enc));
+	return rc;
+}
+
+/* old_cipher -- the cipher of the pool's key under its uuid, the key
+ * checked against the superblock's check value. */
+static int old_cipher(const char *path, const struct keyfile *kf, const struct superblock *sb,
+		      struct crypto **old)
+{
+	uint8_t enc[32], kcv[16];
+	if (kf->bits != sb->aes_bits)
+		return emu_err(SPM_E_KEYFILE, "key file: not a %u-bit key (the pool's)",
+			       sb->aes_bits);
+	int rc = emu_derive_keys(kf->key, kf->bits, sb->uuid, enc, kcv);
+	if (!rc && CRYPTO_memcmp(kcv, sb->kcv, 16) != 0)
+		rc = emu_err(SPM_E_KEY, "wrong key for %s (key check value differs)", path);
+	if (!rc)
+		rc = crypto_new(old, enc, kf->bits);
+	OPENSSL_cleanse(enc, sizeof(enc));
+	return rc;
+}
+
+/* emu_rekey -- re-key the clean pool at path (see the top of this file). */
+int emu_rekey(const char *path, const struct emu_config *cfg)
+{
+	int rc = emu_crash_init_checked();
+	if (rc)
+		return rc;
+	char meta[PATH_MAX + 16], key_path[PATH_MAX + 16], tmp_data[PATH_MAX + 16],
+		tmp_meta[PATH_MAX + 16];
+	key_path_of(cfg->key_file, path, key_path, sizeof(key_path));
+	if ((rc = check_names(path, key_path)))
+		return rc;
+	snprintf(meta, sizeof(meta), "%s.meta", path);
+	create_temp_paths(path, tmp_data, tmp_meta, sizeof(tmp_data));
+	if ((rc = rekey_finish(path, meta, tmp_data)))
+		return rc < 0 ? rc : 0;
+	struct data_hdr dh;
+	struct superblock sb;
+	struct keyfile kf;
+	struct crypto *old = NULL, *neu = NULL;
+	struct media cur, m;
+	memset(&kf, 0, sizeof(kf));
+	memset(&cur, 0, sizeof(cur));
+	memset(&m, 0, sizeof(m));
+	cur.lock_fd = cur.meta_lock_fd = m.lock_fd = m.meta_lock_fd = -1;
+	uint8_t uuid[16], kcv[16];
+	if ((rc = emu_validate(path, meta, &dh, &sb)))
+		goto out;
+	if (!sb.aes_bits) {
+		rc = emu_err(SPM_E_INVAL, "%s: a plain pool has no key to change", path);
+		goto out;
+	}
+	if ((rc = key_read(key_path, &kf)) ||
+	    (rc = old_cipher(path, &kf, &sb, &old)) || (rc = media_open(&cur, path, EMU_DUR_NONE)))
+		goto out;
+	/* locked: one state of the pool (not an older meta file beside a newer
+	 * data file: its counters would not decrypt the lines); what an earlier
+	 * re-key killed before its renames left */
+	if ((rc = emu_check_epochs(&cur, &kf, sb.uuid)) || (rc = create_clear_leftover(path, NULL)) ||
+	    (rc = check_clean(path, (const struct superblock *)cur.meta, cur.meta)) ||
+	    (rc = new_identity(&kf, uuid, kcv, &neu)) ||
+	    (rc = make_copies(&m, &cur, tmp_data, tmp_meta, uuid, kcv, old, neu)))
+		goto out;
+	rc = place(&m, path, meta);
+out:
+	if (rc && m.data_path && strcmp(m.data_path, path) != 0 &&
+	    (!m.meta_path || !same_file(m.meta_lock_fd, meta)))
+		media_unlink_own(&m); /* nothing placed yet: the temporaries go */
+	if (m.data_path)
+		media_close(&m);
+	if (cur.data_path)
+		media_close(&cur);
+	crypto_free(old);
+	crypto_free(neu);
+	key_free(&kf);
+	return rc;
+}
