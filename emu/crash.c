@@ -45,8 +45,8 @@ const char *const emu_crash_point_names[] = {
 	"tx.committed", "tx.rolled_back", "recovery.entry_drained",
 	"recovery.dropped_kept", "recovery.entry_freed", "reenc.begin", "reenc.line_done",
 	"reenc.end", "power.persist", "epoch.raised", "epoch.recorded", "create.files_made",
-	"create.key_placed", "create.meta_placed", "create.committed", "rekey.files_made",
-	"rekey.meta_placed", "rekey.committed", NULL,
+	"create.key_placed", "create.meta_placed", "create.committed", "rekey.lines_done",
+	"rekey.files_made", "rekey.meta_placed", "rekey.committed", NULL,
 };
 
 static struct {

@@ -4,6 +4,7 @@
  * controller recovery after an unclean shutdown, and clean shutdown.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1099,6 +1100,14 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		goto fail;
 	if (e->media.data_len != dh.pool_size || e->media.meta_len != sb.meta_size) {
 		rc = emu_err(SPM_E_TRUNCATED, "%s: changed size while opening", path);
+		goto fail;
+	}
+	/* locked: still the headers validated above (not files renamed in since
+	 * by a re-key or a restore) */
+	if (memcmp(e->media.data, &dh, sizeof(dh)) != 0 ||
+	    memcmp(e->media.meta, &sb, offsetof(struct superblock, state)) != 0) {
+		rc = emu_err(SPM_E_BUSY, "%s: its files changed while it was being opened; try "
+			     "again", path);
 		goto fail;
 	}
 	e->sb = (struct superblock *)e->media.meta;

@@ -21,6 +21,7 @@
  * old key.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -74,14 +75,22 @@ static int file_uuid(const char *path, const char *magic, uint8_t uuid[16])
 	return 1;
 }
 
-/* rekey_finish -- a re-key killed between its two renames: the meta file
- * has the anchor's uuid, the data file another; the anchor put in place.
- * 1 if it was finished, 0 if there was none, or an error. */
-static int rekey_finish(const char *path, const char *meta, const char *tmp_data)
+/* interrupted -- the state a re-key killed between its two renames
+ * leaves: a marked anchor at tmp_data with the meta file's uuid, the data
+ * file at path with another. */
+static int interrupted(const char *path, const char *meta, const char *tmp_data)
 {
 	uint8_t a[16], m[16], d[16];
-	if (!anchor_uuid(tmp_data, a) || !file_uuid(meta, SB_MAGIC, m) || memcmp(a, m, 16) != 0 ||
-	    (file_uuid(path, DH_MAGIC, d) && memcmp(d, a, 16) == 0))
+	return anchor_uuid(tmp_data, a) && file_uuid(meta, SB_MAGIC, m) &&
+	       memcmp(a, m, 16) == 0 && file_uuid(path, DH_MAGIC, d) && memcmp(d, a, 16) != 0;
+}
+
+/* rekey_finish -- a re-key killed between its two renames finished: the
+ * anchor put in place.  1 if it was finished, 0 if there was none, or an
+ * error. */
+static int rekey_finish(const char *path, const char *meta, const char *tmp_data)
+{
+	if (!interrupted(path, meta, tmp_data))
 		return 0;
 	int fd = open(tmp_data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -89,10 +98,54 @@ static int rekey_finish(const char *path, const char *meta, const char *tmp_data
 			close(fd);
 		return emu_err(SPM_E_BUSY, "%s: being re-keyed by another process", path);
 	}
-	int rc = rename(tmp_data, path) == 0 ? 1 : emu_err(-errno, "%s: %s", path, strerror(errno));
+	/* locked: still that anchor, still that state? */
+	int rc = 0;
+	if (same_file(fd, tmp_data) && interrupted(path, meta, tmp_data))
+		rc = rename(tmp_data, path) == 0 ? 1 : emu_err(-errno, "%s: %s", path,
+							      strerror(errno));
+	else
+		rc = emu_err(SPM_E_BUSY, "%s: being re-keyed by another process", path);
 	close(fd);
 	if (rc == 1)
 		(void)sync_dir(path);
+	return rc;
+}
+
+/* rekey_clear -- the temporaries of a re-key of the pool of uuid that was
+ * killed before its renames: a marked anchor nobody holds locked naming
+ * another uuid, and the meta temporary of the anchor's uuid (or empty).
+ * Only those: the pool's own files are never touched.  0, or an error (a
+ * file there that is not such a temporary: -EEXIST). */
+static int rekey_clear(const char *path, const uint8_t uuid[16])
+{
+	char tmp_data[PATH_MAX + 16], tmp_meta[PATH_MAX + 16];
+	create_temp_paths(path, tmp_data, tmp_meta, sizeof(tmp_data));
+	uint8_t a[16], m[16];
+	struct stat st;
+	if (lstat(tmp_data, &st) != 0)
+		return lstat(tmp_meta, &st) == 0 ? emu_err(-EEXIST, "%s exists (spm needs that "
+							   "name to re-key %s)", tmp_meta, path)
+						 : 0;
+	if (!anchor_uuid(tmp_data, a) || memcmp(a, uuid, 16) == 0)
+		return emu_err(-EEXIST, "%s exists and is not a re-key's (spm needs that name to "
+			       "re-key %s)", tmp_data, path);
+	int fd = open(tmp_data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0 || !same_file(fd, tmp_data)) {
+		if (fd >= 0)
+			close(fd);
+		return emu_err(SPM_E_BUSY, "%s: being re-keyed by another process", path);
+	}
+	int rc = 0;
+	if (lstat(tmp_meta, &st) == 0) {
+		if (st.st_size == 0 || (file_uuid(tmp_meta, SB_MAGIC, m) && !memcmp(m, a, 16)))
+			rc = unlink(tmp_meta) == 0 ? 0 : emu_err(-errno, "%s: %s", tmp_meta,
+								 strerror(errno));
+		else
+			rc = emu_err(-EEXIST, "%s exists and is not a re-key's", tmp_meta);
+	}
+	if (!rc && unlink(tmp_data) != 0)
+		rc = emu_err(-errno, "%s: %s", tmp_data, strerror(errno));
+	close(fd);
 	return rc;
 }
 
@@ -137,16 +190,24 @@ static int reencrypt(struct crypto *old, struct crypto *neu, const struct superb
 		for (unsigned k = 0; k < 64; k++)
 			lines[k] = page + k;
 		if (crypto_line_pads(old, lines, ctr, 64, pad_old) ||
-		    crypto_line_pads(neu, lines, ctr, 64, pad_new))
+		    crypto_line_pads(neu, lines, ctr, 64, pad_new)) {
+			OPENSSL_cleanse(pad_old, sizeof(pad_old));
+			OPENSSL_cleanse(pad_new, sizeof(pad_new));
 			return SPM_E_CRYPTO;
+		}
+		if ((page / 64) % 256 == 128)
+			emu_crash_point("rekey.lines_done"); /* a kill in the middle */
 		for (unsigned k = 0; k < 64; k++) {
+			/* both pads combined first: no plaintext in the new file */
 			uint8_t *d = dst + (page + k) * EMU_LINE;
 			const uint8_t *s = src + (page + k) * EMU_LINE;
-			if (ctr[k])
+			if (ctr[k]) {
+				line_xor(pad_old + k * EMU_LINE, pad_old + k * EMU_LINE,
+					 pad_new + k * EMU_LINE);
 				line_xor(d, s, pad_old + k * EMU_LINE);
-			else
-				memset(d, 0, EMU_LINE);
-			line_xor(d, d, pad_new + k * EMU_LINE);
+			} else {
+				memcpy(d, pad_new + k * EMU_LINE, EMU_LINE);
+			}
 		}
 	}
 	OPENSSL_cleanse(pad_old, sizeof(pad_old));
@@ -154,47 +215,49 @@ static int reencrypt(struct crypto *old, struct crypto *neu, const struct superb
 	return 0;
 }
 
-/* new_headers -- the new identity into the copies: uuid and key check
- * value in the superblock, uuid in the data header, epoch words 0 (a pool
- * never opened: the key file has no record of the new uuid), the creation
- * mark kept until the commit, the freed queue slots zeroed. */
-static void new_headers(uint8_t *data, uint8_t *meta, const uint8_t uuid[16],
-			const uint8_t kcv[16])
+/* new_page0s -- the first pages of the new files (data header page, meta
+ * superblock page) from the pool's: the new uuid and key check value, their
+ * checksums, epoch words 0 (a pool never opened: the key file has no record
+ * of the new uuid), the creation mark in the data file's. */
+static void new_page0s(const uint8_t *data, const uint8_t *meta, const uint8_t uuid[16],
+		       const uint8_t kcv[16], uint8_t dpage[EMU_PAGE], uint8_t mpage[EMU_PAGE])
 {
-	struct superblock *sb = (struct superblock *)meta;
+	memcpy(dpage, data, EMU_PAGE);
+	memcpy(mpage, meta, EMU_PAGE);
+	struct superblock *sb = (struct superblock *)mpage;
 	memcpy(sb->uuid, uuid, 16);
 	memcpy(sb->kcv, kcv, 16);
 	sb->checksum = sb_crc(sb);
-	memset(meta + SB_EPOCH_WORDS, 0, 16);
-	memset(meta + sb->adr_off + ADR_HDR_SIZE, 0,
-	       ((size_t)sb->adr_data_cap + sb->adr_ctr_cap) * sizeof(struct wq_entry));
-	struct data_hdr *dh = (struct data_hdr *)data;
+	memset(mpage + SB_EPOCH_WORDS, 0, 16);
+	struct data_hdr *dh = (struct data_hdr *)dpage;
 	memcpy(dh->uuid, uuid, 16);
 	dh->checksum = data_hdr_crc(dh);
-	memset(data + DH_EPOCH_WORD, 0, 8);
+	memset(dpage + DH_EPOCH_WORD, 0, 8);
+	memcpy(dpage + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK));
 }
 
 /* make_copies -- the new files at the temporary names, locked, with the
- * re-keyed content; m holds them. */
+ * re-keyed content; m holds them.  They name the new uuid from their first
+ * bytes on (a re-key killed at any point leaves temporaries that a later
+ * one can tell from the pool's own files). */
 static int make_copies(struct media *m, const struct media *cur, const char *tmp_data,
 		       const char *tmp_meta, const uint8_t uuid[16], const uint8_t kcv[16],
 		       struct crypto *old, struct crypto *neu)
 {
 	const struct superblock *sb = (const struct superblock *)cur->meta;
-	uint8_t head[CREATE_HEAD];
-	memcpy(head, cur->data, sizeof(head));
-	memcpy(head + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK));
-	memcpy(((struct data_hdr *)head)->uuid, uuid, 16); /* names the anchor at once */
+	uint8_t dpage[EMU_PAGE], mpage[EMU_PAGE];
+	new_page0s(cur->data, cur->meta, uuid, kcv, dpage, mpage);
 	int rc = media_create(m, tmp_data, tmp_meta, cur->data_len, cur->meta_len, EMU_DUR_NONE,
-			      head, sizeof(head), sb, sizeof(*sb));
+			      dpage, CREATE_HEAD, mpage, sizeof(struct superblock));
 	if (rc)
 		return rc;
-	memcpy(m->meta, cur->meta, cur->meta_len);
-	memcpy(m->data, cur->data, EMU_DATA_HDR_SIZE);
-	memcpy(m->data + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK));
+	memcpy(m->meta + EMU_PAGE, cur->meta + EMU_PAGE, cur->meta_len - EMU_PAGE);
+	memcpy(m->meta, mpage, EMU_PAGE);
+	memset(m->meta + sb->adr_off + ADR_HDR_SIZE, 0, /* the freed queue slots */
+	       ((size_t)sb->adr_data_cap + sb->adr_ctr_cap) * sizeof(struct wq_entry));
+	memcpy(m->data, dpage, EMU_PAGE);
 	if ((rc = reencrypt(old, neu, sb, cur->meta, cur->data, m->data)))
 		return emu_err(rc, "OpenSSL: re-encryption failed");
-	new_headers(m->data, m->meta, uuid, kcv);
 	emu_crash_point("rekey.files_made");
 	/* on the disk before they replace the pool's */
 	if (msync(m->data, m->data_len, MS_SYNC) || msync(m->meta, m->meta_len, MS_SYNC))
@@ -282,21 +345,31 @@ int emu_rekey(const char *path, const struct emu_config *cfg)
 		rc = emu_err(SPM_E_INVAL, "%s: a plain pool has no key to change", path);
 		goto out;
 	}
-	if ((rc = key_read(key_path, &kf)) ||
-	    (rc = old_cipher(path, &kf, &sb, &old)) || (rc = media_open(&cur, path, EMU_DUR_NONE)))
+	if ((rc = key_read(key_path, &kf)) || (rc = old_cipher(path, &kf, &sb, &old)) ||
+	    (rc = media_open(&cur, path, EMU_DUR_NONE)))
 		goto out;
-	/* locked: one state of the pool (not an older meta file beside a newer
-	 * data file: its counters would not decrypt the lines); what an earlier
-	 * re-key killed before its renames left */
-	if ((rc = emu_check_epochs(&cur, &kf, sb.uuid)) || (rc = create_clear_leftover(path, NULL)) ||
-	    (rc = check_clean(path, (const struct superblock *)cur.meta, cur.meta)) ||
-	    (rc = new_identity(&kf, uuid, kcv, &neu)) ||
-	    (rc = make_copies(&m, &cur, tmp_data, tmp_meta, uuid, kcv, old, neu)))
+	/* locked: the headers are the ones checked (not files renamed in since),
+	 * of one state of the pool (not an older meta file beside a newer data
+	 * file: its counters would not decrypt the lines); what a re-key killed
+	 * before its renames left is cleared */
+	if (memcmp(cur.data, &dh, sizeof(dh)) != 0 ||
+	    memcmp(cur.meta, &sb, offsetof(struct superblock, state)) != 0) {
+		rc = emu_err(SPM_E_BUSY, "%s: changed while it was being re-keyed", path);
+		goto out;
+	}
+	if ((rc = emu_check_epochs(&cur, &kf, sb.uuid)) || (rc = rekey_clear(path, sb.uuid)) ||
+	    (rc = check_clean(path, &sb, cur.meta)) || (rc = new_identity(&kf, uuid, kcv, &neu)))
+		goto out;
+	if (!key_has_room(&kf, uuid)) {
+		rc = emu_err(SPM_E_KEYFILE, "key file %s: it records as many pools as it can "
+			     "hold; use another key file", key_path);
+		goto out;
+	}
+	if ((rc = make_copies(&m, &cur, tmp_data, tmp_meta, uuid, kcv, old, neu)))
 		goto out;
 	rc = place(&m, path, meta);
 out:
-	if (rc && m.data_path && strcmp(m.data_path, path) != 0 &&
-	    (!m.meta_path || !same_file(m.meta_lock_fd, meta)))
+	if (rc && m.data_path && !same_file(m.meta_lock_fd, meta))
 		media_unlink_own(&m); /* nothing placed yet: the temporaries go */
 	if (m.data_path)
 		media_close(&m);
