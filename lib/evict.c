@@ -18,8 +18,8 @@
  * committed line.  So the flush paths clean their lines before they write
  * them (persist.c), and an eviction writes its lines while it holds
  * evict_lock: a flush that cleans one of them waits for that write, and
- * its own write comes after it.  (Found by test_mt_crash with SPM_EVICT,
- * session 10.)
+ * its own write comes after it.  (Found by test_mt_crash with
+ * SPM_EVICT.)
  */
 #include <errno.h>
 #include <pthread.h>

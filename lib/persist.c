@@ -24,7 +24,7 @@
  * bytes of for libraries loaded by dlopen(); this struct is the library's
  * only thread-local variable (the error message is a per-thread heap
  * buffer, emu/err.c), and test_dlopen loads libspm.so that way.  TLS
- * descriptors (-mtls-dialect=gnu2) were tried in session 6 and dropped:
+ * descriptors (-mtls-dialect=gnu2) were tried and dropped (doc/tried.md):
  * where dlopen() finds static TLS short their resolver calls into malloc yet
  * must preserve every register, a path the C library has had to fix. */
 struct self {

@@ -120,7 +120,7 @@ static int layout_init(spm_pool *p)
  * in a transaction.  Written without its counter (SCA's mutate stage), a
  * crash could leave that line unreadable, and the undo log that holds it
  * would never be read: the pool refused at every open ("heap header
- * unreadable"; a review, session 13).  A counter-atomic line is always
+ * unreadable"; found by a review).  A counter-atomic line is always
  * readable.  The header changes only at create and at the first spm_root.
  */
 static void hdr_counter_atomic(spm_pool *p)
@@ -234,7 +234,7 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
 		goto fail;
 	if ((rc = emu_mark_dirty(p->emu))) /* checked: from here on the pool may change */
 		goto fail;
-	hdr_counter_atomic(p); /* a pool made before session 13 has no such bits */
+	hdr_counter_atomic(p); /* a pool made before these bits existed has none */
 	if (cfg.prefault)
 		emu_prefault_media(p->emu);
 	emu_set_log_range(p->emu, p->hdr->lane_off / SPM_LINE,

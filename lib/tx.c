@@ -156,7 +156,7 @@ static int lane_rollback(spm_pool *p, unsigned core, unsigned i, uint64_t gen,
  * ranges they restore, l->logged): nothing to allocate, so an abort cannot
  * fail.  (It did out of memory: the lane was released with its header
  * still active, the next transaction's header outranked it, and the aborted
- * writes became durable; a review, session 13.)
+ * writes became durable; found by a review.)
  */
 static void lane_abort_rollback(spm_pool *p, struct lane *l)
 {
