@@ -76,20 +76,42 @@ void create_temp_paths(const char *path, char *data, char *meta, size_t n)
 	snprintf(meta, n, "%s.meta.new", path);
 }
 
-/* meta_is_leftover -- the file at path is a meta file of pool uuid, or
- * empty (made, killed before its first write). */
-static int meta_is_leftover(const char *path, const uint8_t uuid[16])
+/* file_uuid -- the uuid at offset 16 of the regular file at path (the data
+ * header's and the superblock's alike) if it starts with magic; 0 if not. */
+int file_uuid(const char *path, const char *magic, uint8_t uuid[16])
 {
-	struct superblock sb;
+	uint8_t head[32];
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	struct stat st;
-	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, &sb, sizeof(sb), 0)
+	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, head, sizeof(head), 0)
 							       : -1;
 	close(fd);
-	return n == 0 || (n == (ssize_t)sizeof(sb) && memcmp(sb.magic, SB_MAGIC, 8) == 0 &&
-			  memcmp(sb.uuid, uuid, 16) == 0);
+	if (n != (ssize_t)sizeof(head) || memcmp(head, magic, 8) != 0)
+		return 0;
+	memcpy(uuid, head + 16, 16);
+	return 1;
+}
+
+/* anchor_read -- what the file open at fd is: 1 an anchor (a data header
+ * and the creation mark; its uuid in uuid), 0 an empty file (an anchor made
+ * and killed before its first write), -1 anything else. */
+int anchor_read(int fd, uint8_t uuid[16])
+{
+	uint8_t head[CREATE_HEAD];
+	struct data_hdr dh;
+	struct stat st;
+	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, head, sizeof(head), 0)
+							       : -1;
+	if (n == 0)
+		return 0;
+	memcpy(&dh, head, sizeof(dh));
+	if (n != (ssize_t)sizeof(head) || memcmp(dh.magic, DH_MAGIC, 8) != 0 ||
+	    memcmp(head + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK)) != 0)
+		return -1;
+	memcpy(uuid, dh.uuid, 16);
+	return 1;
 }
 
 /* is_empty -- path is an empty regular file. */
@@ -99,6 +121,14 @@ static int is_empty(const char *path)
 	return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
+/* meta_is_leftover -- the file at path is a meta file of pool uuid, or
+ * empty (made, killed before its first write). */
+static int meta_is_leftover(const char *path, const uint8_t uuid[16])
+{
+	uint8_t u[16];
+	return is_empty(path) || (file_uuid(path, SB_MAGIC, u) && memcmp(u, uuid, 16) == 0);
+}
+
 /* unlink_if -- remove path if it exists; 0 or an error naming it. */
 static int unlink_if(const char *path)
 {
@@ -106,30 +136,6 @@ static int unlink_if(const char *path)
 		return 0;
 	return emu_err(-errno, "%s: cannot remove a leftover of an interrupted creation: %s",
 		       path, strerror(errno));
-}
-
-/* read_anchor -- the uuid named by the anchor open at fd (*known = 0: it is
- * empty, made and killed before its first write); -EEXIST if it is not an
- * anchor of spm's. */
-static int read_anchor(int fd, const char *tmp_data, const char *path, uint8_t uuid[16],
-		       int *known)
-{
-	uint8_t head[CREATE_HEAD];
-	struct data_hdr dh;
-	struct stat st;
-	*known = 0;
-	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, head, sizeof(head), 0)
-							       : -1;
-	if (n == 0)
-		return 0;
-	memcpy(&dh, head, sizeof(dh));
-	if (n != (ssize_t)sizeof(head) || memcmp(dh.magic, DH_MAGIC, 8) != 0 ||
-	    memcmp(head + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK)) != 0)
-		return emu_err(-EEXIST, "%s exists and is not a pool being created (spm needs "
-			       "that name to create %s)", tmp_data, path);
-	memcpy(uuid, dh.uuid, 16);
-	*known = 1;
-	return 0;
 }
 
 /* clear_keys -- a creation of uuid's new key: its temporary, and the key
@@ -171,7 +177,10 @@ int create_clear_leftover(const char *path, const char *named_key)
 			       "being created (spm needs that name to create %s)", tmp_data, path);
 	}
 	uint8_t uuid[16];
-	int known, rc = read_anchor(fd, tmp_data, path, uuid, &known);
+	int known = anchor_read(fd, uuid), rc = 0;
+	if (known < 0)
+		rc = emu_err(-EEXIST, "%s exists and is not a pool being created (spm needs that "
+			     "name to create %s)", tmp_data, path);
 	if (!rc && flock(fd, LOCK_EX | LOCK_NB) != 0)
 		rc = errno == EWOULDBLOCK ? emu_err(SPM_E_BUSY, "%s: being created by another "
 						    "process", path)

@@ -301,9 +301,6 @@ static void emu_free(struct emu *e)
  * designs' business), or a copy made while the pool was open and put back
  * after that run crashed.
  */
-#define DH_EPOCH_OFF 64u  /* data file: line 1 of the header page */
-#define SB_EPOCH_OFF 520u /* meta file: right after the state word */
-#define SB_NEXT_OFF 528u
 #define EPOCH_MASK 0xffffffffull
 _Static_assert(SB_EPOCH_OFF >= sizeof(struct superblock), "epoch after the superblock");
 _Static_assert(DH_EPOCH_OFF >= sizeof(struct data_hdr), "epoch after the data header");

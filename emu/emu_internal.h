@@ -341,6 +341,12 @@ struct wq_entry {
 };
 _Static_assert(sizeof(struct wq_entry) == 128, "wq_entry layout");
 
+/* The epoch words (emu.c, "Epochs"): the data file's, in line 1 of its
+ * header page; the superblock's and its next, right after the state word. */
+#define DH_EPOCH_OFF 64u
+#define SB_EPOCH_OFF 520u
+#define SB_NEXT_OFF 528u
+
 #define ADR_HDR_SIZE 4096u
 
 /* The re-encryption status register (SuperMem 3.4.4), first in the ADR
@@ -570,7 +576,6 @@ struct keyfile {
 	} *rec;
 };
 void key_path_of(const char *key_file, const char *pool_path, char *out, size_t n);
-void key_temp_path(const char *path, char *out, size_t n);
 int key_read(const char *path, struct keyfile *kf);
 void key_free(struct keyfile *kf);
 uint64_t key_generation(const struct keyfile *kf, const uint8_t uuid[16]);
@@ -594,6 +599,8 @@ int create_commit(struct emu *e);
 #define CREATE_MARK_OFF 128u
 #define CREATE_HEAD 256u /* the bytes of the header page written when it is made */
 void create_mark_clear(struct emu *e);
+int anchor_read(int fd, uint8_t uuid[16]);
+int file_uuid(const char *path, const char *magic, uint8_t uuid[16]);
 /* emu.c, for rekey.c */
 int emu_validate(const char *path, const char *meta_path, struct data_hdr *dh,
 		 struct superblock *sb);

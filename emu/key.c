@@ -6,16 +6,17 @@
  * pool files' epoch words must reach (emu.c: epochs).  Pool files older than
  * the record are a restored copy -- a rollback, refused.
  *
- * Trust: a key file is a regular file owned by the calling user with no
- * group or other permission bits, opened without following a symbolic
- * link; anything else is refused before any file is touched.  spm_create
+ * Trust: a key file is a regular file with one name, owned by the calling
+ * user, with no group or other permission bits, opened without following a
+ * symbolic link; anything else is refused before any file is touched.  spm_create
  * makes a new key file with O_EXCL and adopts an existing one only when the
  * caller names it (key_file=).
  *
- * Every write of a key file is crash-safe: the new content goes to
- * "<key>.new" (made with O_EXCL, mode 0600), is fsynced, and is renamed over
- * the key; the directory is fsynced.  Raises of one key file by several
- * processes are serialised by an flock on it.
+ * Every write of a key file is crash-safe: the new content goes to a new
+ * file (O_EXCL, mode 0600) -- "<key>.new" for a raise, "<key>.new.<id>" for
+ * a creation's new key (key_new_path) -- is fsynced, and is renamed over the
+ * key (a new key: only where none is); the directory is fsynced.  Raises of
+ * one key file by several processes are serialised by an flock on it.
  *
  * Format (little-endian), 56 bytes then nrec records of 24 bytes:
  *    0  magic "SPMKEY\0\1"
@@ -197,13 +198,20 @@ int key_read(const char *path, struct keyfile *kf)
 	return rc;
 }
 
-/* key_generation -- the generation kf records for the pool uuid (0: none). */
-uint64_t key_generation(const struct keyfile *kf, const uint8_t uuid[16])
+/* find_record -- kf's record of the pool uuid, or NULL. */
+static struct keyfile_rec *find_record(const struct keyfile *kf, const uint8_t uuid[16])
 {
 	for (uint32_t i = 0; i < kf->nrec; i++)
 		if (memcmp(kf->rec[i].uuid, uuid, 16) == 0)
-			return kf->rec[i].generation;
-	return 0;
+			return &kf->rec[i];
+	return NULL;
+}
+
+/* key_generation -- the generation kf records for the pool uuid (0: none). */
+uint64_t key_generation(const struct keyfile *kf, const uint8_t uuid[16])
+{
+	const struct keyfile_rec *r = find_record(kf, uuid);
+	return r ? r->generation : 0;
 }
 
 /* serialize -- kf in the key format, malloc'd; its length in *len. */
@@ -249,7 +257,7 @@ int sync_dir(const char *path)
 }
 
 /* key_temp_path -- "<path>.new", where a key file's next content is written. */
-void key_temp_path(const char *path, char *out, size_t n)
+static void key_temp_path(const char *path, char *out, size_t n)
 {
 	snprintf(out, n, "%s%s", path, KEY_NEW_SUFFIX);
 }
@@ -281,13 +289,12 @@ static int write_file(const char *path, const char *tmp, const struct keyfile *k
 		       strerror(e));
 }
 
-/* write_temp -- kf into "<path>.new", where a raise writes the key file's
- * next content.  Only under the key file's flock (key_raise): a "<path>.new"
- * there is what a raise killed before its rename left, and is replaced. */
-static int write_temp(const char *path, const struct keyfile *kf)
+/* write_temp -- kf into tmp, "<path>.new", where a raise writes the key
+ * file's next content.  Only under the key file's flock (key_raise): a
+ * "<path>.new" there is what a raise killed before its rename left, and is
+ * replaced. */
+static int write_temp(const char *path, const char *tmp, const struct keyfile *kf)
 {
-	char tmp[PATH_MAX + 8];
-	key_temp_path(path, tmp, sizeof(tmp));
 	if (unlink(tmp) != 0 && errno != ENOENT)
 		return emu_err(SPM_E_KEYFILE, "key file %s: cannot remove %s: %s", path, tmp,
 			       strerror(errno));
@@ -350,28 +357,25 @@ int key_commit_new(const char *path, const uint8_t uuid[16])
 /* key_has_room -- kf can record the pool uuid (it has it, or room for it). */
 int key_has_room(const struct keyfile *kf, const uint8_t uuid[16])
 {
-	for (uint32_t i = 0; i < kf->nrec; i++)
-		if (memcmp(kf->rec[i].uuid, uuid, 16) == 0)
-			return 1;
-	return kf->nrec < KEY_MAX_RECS;
+	return find_record(kf, uuid) || kf->nrec < KEY_MAX_RECS;
 }
 
 /* set_record -- kf's record of uuid raised to gen (added if missing). */
 static int set_record(struct keyfile *kf, const uint8_t uuid[16], uint64_t gen)
 {
-	for (uint32_t i = 0; i < kf->nrec; i++)
-		if (memcmp(kf->rec[i].uuid, uuid, 16) == 0) {
-			if (kf->rec[i].generation < gen)
-				kf->rec[i].generation = gen;
-			return 0;
-		}
+	struct keyfile_rec *r = find_record(kf, uuid);
+	if (r) {
+		if (r->generation < gen)
+			r->generation = gen;
+		return 0;
+	}
 	if (kf->nrec >= KEY_MAX_RECS)
 		return emu_err(SPM_E_KEYFILE, "key file: records of %u pools, no room for "
 			       "another", KEY_MAX_RECS);
-	void *r = realloc(kf->rec, (kf->nrec + 1) * sizeof(*kf->rec));
-	if (!r)
+	void *more = realloc(kf->rec, (kf->nrec + 1) * sizeof(*kf->rec));
+	if (!more)
 		return emu_err(-ENOMEM, "out of memory");
-	kf->rec = r;
+	kf->rec = more;
 	memcpy(kf->rec[kf->nrec].uuid, uuid, 16);
 	kf->rec[kf->nrec++].generation = gen;
 	return 0;
@@ -391,8 +395,7 @@ static int lock_current(const char *path, struct stat *st)
 			close(fd);
 			return emu_err(SPM_E_KEYFILE, "key file %s: flock: %s", path, strerror(e));
 		}
-		struct stat now;
-		if (lstat(path, &now) == 0 && now.st_ino == st->st_ino && now.st_dev == st->st_dev)
+		if (same_file(fd, path))
 			return fd;
 		close(fd);
 	}
@@ -400,7 +403,7 @@ static int lock_current(const char *path, struct stat *st)
 }
 
 /* key_raise -- the record of pool uuid in the key file at path raised to
- * gen, crash-safely; the key must still be the one in use (kcv_key). */
+ * gen, crash-safely; the key there must still be key (bits), the pool's. */
 int key_raise(const char *path, const uint8_t uuid[16], uint64_t gen, const uint8_t *key,
 	      unsigned bits)
 {
@@ -420,7 +423,7 @@ int key_raise(const char *path, const uint8_t uuid[16], uint64_t gen, const uint
 	char tmp[PATH_MAX + 8];
 	key_temp_path(path, tmp, sizeof(tmp));
 	if (!rc)
-		rc = write_temp(path, &kf);
+		rc = write_temp(path, tmp, &kf);
 	if (!rc)
 		rc = move_temp(path, tmp, 0);
 out:

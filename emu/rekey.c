@@ -38,41 +38,16 @@
 #include "spm.h"
 #include "emu_internal.h"
 
-#define DH_EPOCH_WORD 64u  /* the data file's epoch word (emu.c) */
-#define SB_EPOCH_WORDS 520u /* the superblock's epoch and next words (emu.c) */
 
-/* anchor_uuid -- the uuid of the marked anchor at tmp (0 if none). */
+/* anchor_uuid -- the uuid of the anchor at tmp (0 if there is none). */
 static int anchor_uuid(const char *tmp, uint8_t uuid[16])
 {
-	uint8_t head[CREATE_HEAD];
-	struct data_hdr dh;
 	int fd = open(tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
-	ssize_t n = pread(fd, head, sizeof(head), 0);
+	int r = anchor_read(fd, uuid);
 	close(fd);
-	memcpy(&dh, head, sizeof(dh));
-	if (n != (ssize_t)sizeof(head) || memcmp(dh.magic, DH_MAGIC, 8) != 0 ||
-	    memcmp(head + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK)) != 0)
-		return 0;
-	memcpy(uuid, dh.uuid, 16);
-	return 1;
-}
-
-/* file_uuid -- the uuid at offset 16 of the file at path (data header and
- * superblock alike) with magic; 0 if unreadable. */
-static int file_uuid(const char *path, const char *magic, uint8_t uuid[16])
-{
-	uint8_t head[32];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return 0;
-	ssize_t n = pread(fd, head, sizeof(head), 0);
-	close(fd);
-	if (n != (ssize_t)sizeof(head) || memcmp(head, magic, 8) != 0)
-		return 0;
-	memcpy(uuid, head + 16, 16);
-	return 1;
+	return r == 1;
 }
 
 /* interrupted -- the state a re-key killed between its two renames
@@ -228,11 +203,12 @@ static void new_page0s(const uint8_t *data, const uint8_t *meta, const uint8_t u
 	memcpy(sb->uuid, uuid, 16);
 	memcpy(sb->kcv, kcv, 16);
 	sb->checksum = sb_crc(sb);
-	memset(mpage + SB_EPOCH_WORDS, 0, 16);
+	memset(mpage + SB_EPOCH_OFF, 0, 8);
+	memset(mpage + SB_NEXT_OFF, 0, 8);
 	struct data_hdr *dh = (struct data_hdr *)dpage;
 	memcpy(dh->uuid, uuid, 16);
 	dh->checksum = data_hdr_crc(dh);
-	memset(dpage + DH_EPOCH_WORD, 0, 8);
+	memset(dpage + DH_EPOCH_OFF, 0, 8);
 	memcpy(dpage + CREATE_MARK_OFF, CREATE_MARK, sizeof(CREATE_MARK));
 }
 

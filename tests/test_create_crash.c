@@ -36,10 +36,97 @@ static int exists(const char *p)
 	return lstat(p, &st) == 0;
 }
 
-/* child_create -- in a child with SPM_CRASH=crash: spm_create(path, opts)
- * and close; its wait status, and its stderr's crash-point count in *points
- * (for "count"). */
-static int child_create(const char *path, const char *opts, const char *crash, long *points)
+/*
+ * The steps of the sweeps, each run in a child (run_step): the crash
+ * injector is set up once per process, at its first spm call, so this test
+ * process never calls spm itself, and a child exits with its step's code.
+ */
+enum step {
+	CREATE,         /* spm_create(path, opts) and close: 0 */
+	OPEN_OR_CREATE, /* after a killed creation: the pool opens (10) or a new
+			 * spm_create of the path succeeds (11) */
+	MAKE_OLD,       /* an sca pool whose root says "old state": 0 */
+	MAKE_NEW,       /* its root set to "new state": 0 */
+	REKEY,          /* spm_rekey(path): 0 */
+	FINISH,         /* after a killed re-key: the pool opens with "old
+			 * state", at once or after one more spm_rekey: 0 */
+};
+enum { OPENED = 10, CREATED = 11 };
+
+/* set_text -- open path (or create it) and set the root's text; 0 or 3. */
+static int set_text(const char *path, int create, const char *text)
+{
+	spm_pool *p = NULL;
+	int rc = create ? spm_create(&p, path, POOL_SIZE, "design=sca")
+			: spm_open(&p, path, NULL);
+	char *r = rc ? NULL : spm_root(p, 64);
+	if (!r || spm_tx_begin(p) || spm_tx_add(p, r, 64))
+		return fprintf(stderr, "set_text: %s\n", spm_errormsg()), 3;
+	snprintf(r, 64, "%s", text);
+	return spm_tx_commit(p) || spm_close(p) ? 3 : 0;
+}
+
+/* open_or_create -- OPEN_OR_CREATE; 2 if neither works. */
+static int open_or_create(const char *path, const char *opts)
+{
+	spm_pool *p = NULL;
+	if (spm_open(&p, path, opts && strstr(opts, "key_file") ? opts : NULL) == 0)
+		return spm_root(p, 64) && spm_close(p) == 0 ? OPENED : 3;
+	if (spm_create(&p, path, POOL_SIZE, opts) != 0) {
+		fprintf(stderr, "the pool does not open and the path is not free: %s\n",
+			spm_errormsg());
+		return 2;
+	}
+	return spm_root(p, 64) && spm_close(p) == 0 ? CREATED : 3;
+}
+
+/* finish -- FINISH: a rollback is a re-key killed before its meta file was
+ * placed, a mismatch one killed between its two renames. */
+static int finish(const char *path)
+{
+	spm_pool *p = NULL;
+	int rc = spm_open(&p, path, NULL);
+	if (rc == SPM_E_ROLLBACK || rc == SPM_E_MISMATCH) {
+		if (spm_rekey(path, NULL))
+			return fprintf(stderr, "finish: rekey: %s\n", spm_errormsg()), 3;
+		rc = spm_open(&p, path, NULL);
+	}
+	if (rc)
+		return fprintf(stderr, "finish: open: %s\n", spm_errormsg()), 3;
+	const char *r = spm_root(p, 64);
+	int ok = r && strcmp(r, "old state") == 0;
+	return spm_close(p) == 0 && ok ? 0 : 4;
+}
+
+/* do_step -- step, in the child: its exit code. */
+static int do_step(enum step step, const char *path, const char *opts)
+{
+	spm_pool *p = NULL;
+	switch (step) {
+	case CREATE:
+		if (spm_create(&p, path, POOL_SIZE, opts))
+			return fprintf(stderr, "create: %s\n", spm_errormsg()), 3;
+		return spm_close(p) ? 4 : 0;
+	case OPEN_OR_CREATE:
+		return open_or_create(path, opts);
+	case MAKE_OLD:
+		return set_text(path, 1, "old state");
+	case MAKE_NEW:
+		return set_text(path, 0, "new state");
+	case REKEY:
+		return spm_rekey(path, NULL) ? 3 : 0;
+	case FINISH:
+		return finish(path);
+	}
+	return 5;
+}
+
+/* run_step -- step on path (opts) in a child with SPM_CRASH=crash (NULL:
+ * none); its wait status, and for crash "count" its crash points in
+ * *points.  The test fails if the child exits with a code other than 0 or
+ * those in want (0-terminated). */
+static int run_step(enum step step, const char *path, const char *opts, const char *crash,
+		    long *points, const int *want)
 {
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
@@ -51,13 +138,11 @@ static int child_create(const char *path, const char *opts, const char *crash, l
 		close(fds[0]);
 		if (dup2(fds[1], 2) < 0)
 			_exit(120);
-		setenv("SPM_CRASH", crash, 1);
-		spm_pool *p = NULL;
-		if (spm_create(&p, path, POOL_SIZE, opts)) {
-			fprintf(stderr, "create: %s\n", spm_errormsg());
-			exit(3);
-		}
-		exit(spm_close(p) ? 4 : 0);
+		if (crash)
+			setenv("SPM_CRASH", crash, 1);
+		else
+			unsetenv("SPM_CRASH");
+		exit(do_step(step, path, opts));
 	}
 	close(fds[1]);
 	char err[8192];
@@ -69,45 +154,35 @@ static int child_create(const char *path, const char *opts, const char *crash, l
 	close(fds[0]);
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	const char *c = strstr(err, "spm-crash-points: ");
-	if (points)
+	if (points) {
+		const char *c = strstr(err, "spm-crash-points: ");
 		*points = c ? strtol(c + strlen("spm-crash-points: "), NULL, 10) : -1;
-	if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && strncmp(crash, "point:", 6))
-		fail_msg("SPM_CRASH=%s: create failed: %s", crash, err);
+	}
+	int ok = !WIFEXITED(status) || WEXITSTATUS(status) == 0;
+	for (unsigned i = 0; want && want[i] && !ok; i++)
+		ok = WEXITSTATUS(status) == want[i];
+	if (!ok)
+		fail_msg("step %d on %s (SPM_CRASH=%s): exit %d: %s", step, path,
+			 crash ? crash : "", WEXITSTATUS(status), err);
 	return status;
 }
 
-/* complete_or_free -- after a creation killed at point n: the pool opens
- * (and its root is readable), or a new spm_create of the path succeeds.
- * In a child, as every spm call of this test: the crash injector is set up
- * once per process, at its first spm call, and children made after it
- * would inherit it.  1 if the pool opened, 0 if the path was free. */
-static int complete_or_free(const char *path, const char *opts, long n)
+/* expect_killed -- status is the child's death by SPM_CRASH's SIGKILL. */
+static void expect_killed(int status, const char *crash)
 {
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		unsetenv("SPM_CRASH");
-		spm_pool *p = NULL;
-		int rc = spm_open(&p, path, opts && strstr(opts, "key_file") ? opts : NULL);
-		if (rc == 0)
-			exit(spm_root(p, 64) && spm_close(p) == 0 ? 10 : 3);
-		rc = spm_create(&p, path, POOL_SIZE, opts);
-		if (rc != 0) {
-			fprintf(stderr, "killed at crash point %ld of spm_create (%s): the pool "
-				"does not open and the path is not free: %s\n", n,
-				opts ? opts : "", spm_errormsg());
-			exit(2);
-		}
-		exit(spm_root(p, 64) && spm_close(p) == 0 ? 11 : 3);
-	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 10 && WEXITSTATUS(status) != 11))
-		fail_msg("after crash point %ld: status %d", n, status);
-	return WEXITSTATUS(status) == 10;
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+		fail_msg("SPM_CRASH=%s: not killed (status %d)", crash, status);
+}
+
+/* complete_or_free -- after a creation killed at a crash point: 1 if the
+ * pool opened, 0 if the path was free for a new spm_create. */
+static int complete_or_free(const char *path, const char *opts)
+{
+	static const int want[] = {OPENED, CREATED, 0};
+	int status = run_step(OPEN_OR_CREATE, path, opts, NULL, NULL, want);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 0)
+		fail_msg("%s: status %d", path, status);
+	return WEXITSTATUS(status) == OPENED;
 }
 
 /* sweep -- every crash point of spm_create(path, opts). */
@@ -117,7 +192,7 @@ static void sweep(const char *tag, const char *opts, const char *adopt_key)
 	snprintf(path, sizeof(path), "%s/createcrash-%ld-%s", dir, (long)getpid(), tag);
 	remove_pool_files(path);
 	long points;
-	child_create(path, opts, "count", &points);
+	run_step(CREATE, path, opts, "count", &points, NULL);
 	assert_true(points > 4);
 	unsigned opened = 0;
 	for (long n = 1; n <= points; n++) {
@@ -130,10 +205,8 @@ static void sweep(const char *tag, const char *opts, const char *adopt_key)
 		if (adopt_key)
 			assert_true(exists(adopt_key));
 		snprintf(crash, sizeof(crash), "after:%ld", n);
-		int status = child_create(path, opts, crash, NULL);
-		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-			fail_msg("SPM_CRASH=%s: not killed (status %d)", crash, status);
-		opened += complete_or_free(path, opts, n);
+		expect_killed(run_step(CREATE, path, opts, crash, NULL, NULL), crash);
+		opened += complete_or_free(path, opts);
 		/* and no temporary is left once a pool stands at the path */
 		snprintf(tmp, sizeof(tmp), "%s.new", path);
 		assert_false(exists(tmp));
@@ -174,8 +247,7 @@ static void sweep_adopted_key(void **state)
 	char key[4200], opts[4400], base[4096];
 	snprintf(base, sizeof(base), "%s/createcrash-%ld-keysrc", dir, (long)getpid());
 	remove_pool_files(base);
-	child_create(base, "design=sca", "point:none.such", NULL); /* refused: no pool */
-	assert_int_equal(complete_or_free(base, NULL, 0), 0); /* made here, in a child */
+	assert_int_equal(complete_or_free(base, NULL), 0); /* the key's first pool */
 	snprintf(key, sizeof(key), "%s.key", base);
 	size_t n;
 	uint8_t *k = slurp(key, &n);
@@ -192,91 +264,6 @@ static void sweep_adopted_key(void **state)
 	remove_pool_files(base);
 }
 
-/* A step of the re-key sweep, run in a child (SPM_CRASH as given). */
-enum step { MAKE_OLD, MAKE_NEW, REKEY, FINISH };
-
-/* set_text -- open path (create it for MAKE_OLD) and set the root's text. */
-static int set_text(const char *path, int create, const char *text)
-{
-	spm_pool *p = NULL;
-	int rc = create ? spm_create(&p, path, POOL_SIZE, "design=sca")
-			: spm_open(&p, path, NULL);
-	char *r = rc ? NULL : spm_root(p, 64);
-	if (!r || spm_tx_begin(p) || spm_tx_add(p, r, 64))
-		return fprintf(stderr, "set_text: %s\n", spm_errormsg()), 3;
-	snprintf(r, 64, "%s", text);
-	return spm_tx_commit(p) || spm_close(p) ? 3 : 0;
-}
-
-/* finish -- after a re-key killed anywhere: the pool opens with the old
- * state's text, at once or after one more spm_rekey (a rollback: killed
- * before its meta file was placed; a mismatch: between the two renames). */
-static int finish(const char *path)
-{
-	spm_pool *p = NULL;
-	int rc = spm_open(&p, path, NULL);
-	if (rc == SPM_E_ROLLBACK || rc == SPM_E_MISMATCH) {
-		if (spm_rekey(path, NULL))
-			return fprintf(stderr, "finish: rekey: %s\n", spm_errormsg()), 3;
-		rc = spm_open(&p, path, NULL);
-	}
-	if (rc)
-		return fprintf(stderr, "finish: open: %s\n", spm_errormsg()), 3;
-	const char *r = spm_root(p, 64);
-	int ok = r && strcmp(r, "old state") == 0;
-	return spm_close(p) == 0 && ok ? 0 : 4;
-}
-
-/* step_child -- run step on path in a child with SPM_CRASH=crash (NULL:
- * none); its wait status, and (crash "count") its crash points in *points. */
-static int step_child(enum step step, const char *path, const char *crash, long *points)
-{
-	int fds[2];
-	assert_int_equal(pipe(fds), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(fds[0]);
-		if (dup2(fds[1], 2) < 0)
-			_exit(120);
-		if (crash)
-			setenv("SPM_CRASH", crash, 1);
-		else
-			unsetenv("SPM_CRASH");
-		switch (step) {
-		case MAKE_OLD:
-			exit(set_text(path, 1, "old state"));
-		case MAKE_NEW:
-			exit(set_text(path, 0, "new state"));
-		case REKEY:
-			exit(spm_rekey(path, NULL) ? 3 : 0);
-		case FINISH:
-			exit(finish(path));
-		}
-		exit(5);
-	}
-	close(fds[1]);
-	char err[8192];
-	size_t len = 0;
-	ssize_t n;
-	while ((n = read(fds[0], err + len, sizeof(err) - 1 - len)) > 0)
-		len += (size_t)n;
-	err[len] = '\0';
-	close(fds[0]);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (points) {
-		const char *c = strstr(err, "spm-crash-points: ");
-		*points = c ? strtol(c + strlen("spm-crash-points: "), NULL, 10) : -1;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-		fail_msg("step %d (SPM_CRASH=%s): exit %d: %s", step, crash ? crash : "",
-			 WEXITSTATUS(status), err);
-	return status;
-}
-
 /*
  * sweep_rekey -- spm_rekey of a restored copy killed at every crash point it
  * passes, twice in a row: afterwards the pool opens with the copy's
@@ -290,29 +277,27 @@ static void sweep_rekey(void **state)
 	snprintf(path, sizeof(path), "%s/createcrash-%ld-rekey", dir, (long)getpid());
 	snprintf(meta, sizeof(meta), "%s.meta", path);
 	remove_pool_files(path);
-	step_child(MAKE_OLD, path, NULL, NULL);
+	run_step(MAKE_OLD, path, NULL, NULL, NULL, NULL);
 	size_t nd, nm;
 	uint8_t *d = slurp(path, &nd), *m = slurp(meta, &nm);
-	step_child(MAKE_NEW, path, NULL, NULL);
+	run_step(MAKE_NEW, path, NULL, NULL, NULL, NULL);
 	long points;
 	spit(path, d, nd);
 	spit(meta, m, nm);
-	step_child(REKEY, path, "count", &points);
+	run_step(REKEY, path, NULL, "count", &points, NULL);
 	assert_true(points >= 3);
 	for (long k = 1; k <= points; k++) {
 		char crash[64];
 		snprintf(crash, sizeof(crash), "after:%ld", k);
 		spit(path, d, nd); /* the restored copy again */
 		spit(meta, m, nm);
-		int status = step_child(REKEY, path, crash, NULL);
-		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-			fail_msg("SPM_CRASH=%s: not killed (status %d)", crash, status);
+		expect_killed(run_step(REKEY, path, NULL, crash, NULL, NULL), crash);
 		/* and the next re-key killed at the same point (or finishing
 		 * the first one's renames, where it passes no point) */
-		status = step_child(REKEY, path, crash, NULL);
+		int status = run_step(REKEY, path, NULL, crash, NULL, NULL);
 		if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
 			fail_msg("SPM_CRASH=%s, again: status %d", crash, status);
-		step_child(FINISH, path, NULL, NULL);
+		run_step(FINISH, path, NULL, NULL, NULL, NULL);
 		snprintf(tmp, sizeof(tmp), "%s.new", path);
 		assert_false(exists(tmp));
 		snprintf(tmp, sizeof(tmp), "%s.meta.new", path);

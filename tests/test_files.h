@@ -3,7 +3,7 @@
  * write one (spit), check one's bytes (assert_file_is), remove a pool's
  * three files (remove_pool_files), create a pool where none was
  * (fresh_pool), keep a pool's files and put them back (pool_save,
- * pool_restore), count an SPM_AUDIT log's reused pads (audit_reused).
+ * pool_restore, pool_restore_files), count an SPM_AUDIT log's reused pads (audit_reused).
  * Include after <cmocka.h>: failures are cmocka assertions.
  */
 #ifndef SPM_TEST_FILES_H
@@ -113,6 +113,17 @@ static inline void pool_restore(const char *path, const struct pool_image *img)
 {
 	char f[4300];
 	for (unsigned i = 0; i < 3; i++) {
+		pool_file(f, sizeof(f), path, i);
+		spit(f, img->bytes[i], img->len[i]);
+	}
+}
+
+/* pool_restore_files -- the pool's data and meta files as pool_save saw
+ * them, its key file as it is now: a copy of the pool files put back. */
+static inline void pool_restore_files(const char *path, const struct pool_image *img)
+{
+	char f[4300];
+	for (unsigned i = 0; i < 2; i++) {
 		pool_file(f, sizeof(f), path, i);
 		spit(f, img->bytes[i], img->len[i]);
 	}

@@ -208,8 +208,7 @@ static void rollback(void **state)
 		pool_save(path, &old); /* a backup of the closed pool */
 		rewrite(path, NULL, "new state");
 		pool_save(path, &now);
-		spit(path, old.bytes[0], old.len[0]);
-		spit(meta, old.bytes[1], old.len[1]);
+		pool_restore_files(path, &old);
 		refused_unchanged(path, NULL, SPM_E_ROLLBACK, "rollback");
 		assert_string_equal(spm_strerror(SPM_E_ROLLBACK),
 				    "pool files are older than the key's record of the pool "
@@ -222,8 +221,7 @@ static void rollback(void **state)
 		struct pool_image mid = {0};
 		pool_save(path, &mid);
 		assert_int_equal(spm_close(p), 0);
-		spit(path, mid.bytes[0], mid.len[0]);
-		spit(meta, mid.bytes[1], mid.len[1]);
+		pool_restore_files(path, &mid);
 		refused_unchanged(path, NULL, SPM_E_ROLLBACK, "rollback");
 		/* the newer files still open */
 		pool_restore(path, &now);
@@ -255,14 +253,12 @@ static void forged_epoch(void **state)
 	uint64_t e = (w & 0xffffffffull) + 5, forged = e | ((e * 0x9e3779b97f4a7c15ull) >> 32 << 32);
 	memcpy(img.bytes[0] + 64, &forged, 8);
 	memcpy(img.bytes[1] + 520, &forged, 8);
-	spit(path, img.bytes[0], img.len[0]);
-	spit(meta, img.bytes[1], img.len[1]);
+	pool_restore_files(path, &img);
 	refused_unchanged(path, NULL, SPM_E_CORRUPT, "epoch word");
 	w ^= 1ull << 40; /* one tag bit */
 	memcpy(img.bytes[0] + 64, &w, 8);
 	memcpy(img.bytes[1] + 520, &w, 8);
-	spit(path, img.bytes[0], img.len[0]);
-	spit(meta, img.bytes[1], img.len[1]);
+	pool_restore_files(path, &img);
 	refused_unchanged(path, NULL, SPM_E_CORRUPT, "epoch word");
 	pool_image_free(&img);
 	remove_pool_files(path);
@@ -420,8 +416,7 @@ static void rekey(void **state)
 		struct pool_image old = {0};
 		pool_save(path, &old);
 		rewrite(path, NULL, "new state");
-		spit(path, old.bytes[0], old.len[0]);
-		spit(meta, old.bytes[1], old.len[1]);
+		pool_restore_files(path, &old);
 		refused_unchanged(path, NULL, SPM_E_ROLLBACK, "spm-rekey");
 		assert_int_equal(spm_rekey(path, NULL), 0);
 		size_t n;
@@ -433,8 +428,7 @@ static void rekey(void **state)
 		rewrite(path, NULL, "after the re-key");
 		expect_text(path, NULL, "after the re-key");
 		/* the copy itself is still older than the key's record of it */
-		spit(path, old.bytes[0], old.len[0]);
-		spit(meta, old.bytes[1], old.len[1]);
+		pool_restore_files(path, &old);
 		refused_unchanged(path, NULL, SPM_E_ROLLBACK, "rollback");
 		pool_image_free(&old);
 		remove_pool_files(path);
@@ -449,8 +443,7 @@ static void rekey(void **state)
 	struct pool_image dirty = {0};
 	pool_save(path, &dirty);
 	assert_int_equal(spm_close(p), 0);
-	spit(path, dirty.bytes[0], dirty.len[0]);
-	spit(meta, dirty.bytes[1], dirty.len[1]);
+	pool_restore_files(path, &dirty);
 	assert_int_equal(spm_rekey(path, NULL), SPM_E_INVAL);
 	assert_non_null(strstr(spm_errormsg(), "not closed cleanly"));
 	assert_file_is(path, dirty.bytes[0], dirty.len[0]);
