@@ -34,7 +34,12 @@ struct bench_stat {
 };
 extern const struct bench_stat bench_stats[];
 extern const unsigned bench_nstats;
-#define BENCH_MAX_STATS 24u
+#define BENCH_MAX_STATS 32u
+/* bench_stats from this one on are the core model's: CSV columns after the
+ * options column (the columns before keep their order) */
+#define BENCH_STATS_CORE 16u
+#define BENCH_STAT_ACCESSES 16u
+#define BENCH_STAT_LLC_MISSES 17u
 
 /* What a measurement gives (modeled 0 for pmdk: wall time only). */
 struct bench_result {

@@ -54,6 +54,22 @@ static double per_op(uint64_t v, uint64_t ops)
 	return ops ? (double)v / (double)ops : 0.0;
 }
 
+/* group_model -- which timing model the rows of rows[first]'s group used:
+ * execution-driven where the program's accesses reached it (an
+ * instrumented spm-bench), else the write-only model. */
+static const char *group_model(const struct bench_row *rows, size_t n, size_t first)
+{
+	int any = 0, accesses = 0;
+	for (size_t i = first; i < n; i++)
+		if (same_group(&rows[i].cfg, &rows[first].cfg) && rows[i].res.modeled) {
+			any = 1;
+			accesses |= rows[i].res.stat[BENCH_STAT_ACCESSES] != 0;
+		}
+	return !any ? "none (wall clock only)"
+	       : accesses ? "execution-driven (the program's loads and stores, caches, reads)"
+			  : "write-only (write-backs and fences; the program is not instrumented)";
+}
+
 /* print_group -- one table: the rows of rows[first]'s group. */
 static void print_group(const struct bench_row *rows, size_t n, size_t first)
 {
@@ -69,6 +85,7 @@ static void print_group(const struct bench_row *rows, size_t n, size_t first)
 	       g->profile, g->set && *g->set ? ", " : "", g->set ? g->set : "");
 	if (g->work_ns)
 		printf("  (each op charged %" PRIu64 " ns of modeled core work)\n", g->work_ns);
+	printf("  model: %s\n", group_model(rows, n, first));
 	printf("  %-13s %12s %14s %10s %10s %10s\n", "design", "ops/s wall",
 	       "modeled ns/op", "norm.time", "writes/op", "norm.wr");
 	for (size_t i = first; i < n; i++) {
@@ -112,6 +129,15 @@ void bench_print_tables(const struct bench_row *rows, size_t n)
 
 /* ---- CSV ------------------------------------------------------------------- */
 
+/* put_stat -- CSV column of statistic s (empty where nothing is modeled). */
+static void put_stat(FILE *f, const struct bench_row *r, unsigned s)
+{
+	if (r->res.modeled)
+		fprintf(f, ",%" PRIu64, r->res.stat[s]);
+	else
+		fputc(',', f);
+}
+
 int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
@@ -120,9 +146,12 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 		return -1;
 	}
 	fprintf(f, "design,workload,profile,cores,threads,tx_size,ops,modeled_ns,wall_ns");
-	for (unsigned s = 0; s < bench_nstats; s++)
+	for (unsigned s = 0; s < BENCH_STATS_CORE; s++)
 		fprintf(f, ",%s", bench_stats[s].column);
-	fprintf(f, ",footprint,work_ns,reps,options\n");
+	fprintf(f, ",footprint,work_ns,reps,options");
+	for (unsigned s = BENCH_STATS_CORE; s < bench_nstats; s++)
+		fprintf(f, ",%s", bench_stats[s].column);
+	fputc('\n', f);
 	for (size_t i = 0; i < n; i++) {
 		const struct bench_row *r = &rows[i];
 		const struct bench_cfg *c = &r->cfg;
@@ -131,12 +160,8 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 		if (r->res.modeled)
 			fprintf(f, "%" PRIu64, r->res.modeled_ns);
 		fprintf(f, ",%" PRIu64, r->res.wall_ns);
-		for (unsigned s = 0; s < bench_nstats; s++) {
-			if (r->res.modeled)
-				fprintf(f, ",%" PRIu64, r->res.stat[s]);
-			else
-				fputc(',', f);
-		}
+		for (unsigned s = 0; s < BENCH_STATS_CORE; s++)
+			put_stat(f, r, s);
 		char opts[2560];
 		if (r->res.modeled)
 			bench_options(c, opts, sizeof(opts));
@@ -146,8 +171,11 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 				 getenv("PMEM_IS_PMEM_FORCE") ? getenv("PMEM_IS_PMEM_FORCE") : "",
 				 getenv("PMEM_NO_FLUSH") ? getenv("PMEM_NO_FLUSH") : "", c->prefault);
 		/* pmdk has no modeled clock to charge work to */
-		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%u,\"%s\"\n", c->footprint,
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%u,\"%s\"", c->footprint,
 			r->res.modeled ? c->work_ns : 0, r->reps, opts);
+		for (unsigned s = BENCH_STATS_CORE; s < bench_nstats; s++)
+			put_stat(f, r, s);
+		fputc('\n', f);
 	}
 	if (f == stdout)
 		return fflush(f) ? -1 : 0;

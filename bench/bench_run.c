@@ -27,6 +27,16 @@ const struct bench_stat bench_stats[] = {
 	{"wpq_stalls", "wpq.stalls"},
 	{"tx_committed", "tx.committed"},
 	{"tx_aborted", "tx.aborted"},
+	/* appended after the options column (BENCH_STATS_FIRST_CSV on) */
+	{"accesses", "core.accesses"},
+	{"llc_misses", "llc.misses"},
+	{"mem_reads", "mem.reads"},
+	{"loads", "core.loads"},
+	{"stores", "core.stores"},
+	{"l1_misses", "l1.misses"},
+	{"l2_misses", "l2.misses"},
+	{"llc_writebacks", "llc.writebacks"},
+	{"mem_read_ns", "mem.read_ns"},
 };
 const unsigned bench_nstats = sizeof(bench_stats) / sizeof(bench_stats[0]);
 _Static_assert(sizeof(bench_stats) / sizeof(bench_stats[0]) <= BENCH_MAX_STATS,
@@ -246,9 +256,10 @@ static int finish(struct core *core, unsigned ncores)
 
 void bench_options(const struct bench_cfg *cfg, char *buf, size_t len)
 {
-	snprintf(buf, len, "design=%s;profile=%s;durability=none;prefault=%d%s%s", cfg->design,
-		 cfg->profile, cfg->prefault, cfg->set && *cfg->set ? ";" : "",
-		 cfg->set ? cfg->set : "");
+	unsigned cores = cfg->cores > cfg->threads ? cfg->cores : cfg->threads;
+	snprintf(buf, len, "design=%s;profile=%s;durability=none;prefault=%d;cores=%u%s%s",
+		 cfg->design, cfg->profile, cfg->prefault, cores ? cores : 1,
+		 cfg->set && *cfg->set ? ";" : "", cfg->set ? cfg->set : "");
 }
 
 int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out)

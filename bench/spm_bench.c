@@ -387,6 +387,10 @@ static void measure(struct sweep *s, struct bench_cfg *g, int with_pmdk)
 			if (x->modeled)
 				fprintf(stderr, ", %8.1f ns/op modeled",
 					(double)x->modeled_ns / (double)(x->ops ? x->ops : 1));
+			if (x->modeled && x->stat[BENCH_STAT_ACCESSES] && x->wall_ns)
+				fprintf(stderr, ", %5.1f M accesses/s",
+					(double)x->stat[BENCH_STAT_ACCESSES] * 1e3 /
+						(double)x->wall_ns);
 			fprintf(stderr, " (%.1f s)\n", (double)(bench_now_ns() - t) * 1e-9);
 		}
 	for (unsigned d = 0; d < a->designs.n; d++) {

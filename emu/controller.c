@@ -289,6 +289,38 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 }
 
 /*
+ * ctrl_counter_for_read -- the counter of line for a read issued at t (read.c):
+ * from the counter cache (not made dirty), or on a miss by reading its
+ * counter line -- for the co-located designs with a counter cache, the
+ * data line itself again, whose 72 bytes hold it (SCA 3.2.1) -- while a
+ * dirty victim is written back.  Returns when the counter is known.
+ */
+uint64_t ctrl_counter_for_read(struct emu *e, unsigned core, uint64_t line, uint64_t t)
+{
+	uint64_t cl = line >> e->layout->ctr_shift, victim = 0;
+	int victim_dirty;
+	if (cc_access(&e->cc, cl, 0, &victim, &victim_dirty) == CC_HIT) {
+		e->stat[ST_CC_HITS]++;
+		return t + e->tm.cc_hit;
+	}
+	struct cc_way *way = e->cc.last;
+	e->stat[ST_CC_MISSES]++;
+	e->stat[ST_MEDIA_READS]++;
+	unsigned bank = e->design->ca == CA_COLOCATED ? data_bank(e, line) : ctr_bank(e, cl);
+	uint64_t done = ctrl_read_bank(e, core, bank, t + e->tm.cc_hit);
+	if (victim_dirty) {
+		uint64_t acc;
+		e->stat[ST_CC_EVICTIONS]++;
+		enqueue_ctr(e, core, victim, t, 1, &acc);
+		emu_crash_point("ctr.evicted");
+	}
+	e->cc.last = way;
+	if (e->tracks_stale)
+		shadow_record(e, cl);
+	return done;
+}
+
+/*
  * hit_run -- how many of lines l, l+1, ... (at most n) counter_for_write
  * would take as hits on the counter cache's last way without a stop-loss
  * write-back or (split) a page re-encryption first: the lines of l's counter
@@ -766,6 +798,9 @@ static inline __attribute__((always_inline)) void
 write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
 		    const void *view, unsigned flags)
 {
+	if (__builtin_expect(e->cm && e->cm->nmade, 0)) /* clwb: clean in every cache */
+		for (size_t i = 0; i < n; i++)
+			cache_clean(e, r[i].first, r[i].n);
 	if (n > 1 && e->design->enc == ENC_CTR)
 		write_ranges_prepadded(e, core, r, n, view);
 	else
@@ -776,6 +811,21 @@ write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, siz
 		ctr_writeback_ranges(e, core, r, n);
 	if (flags & EMU_WB_FENCE)
 		fence_locked(e, core);
+}
+
+/*
+ * ctrl_evict_line -- a natural eviction (cache.c): the LLC writes dirty line
+ * back, its plaintext taken from view now, through the design's write path
+ * (the crash semantics of any written-back line).  The core neither issues
+ * nor waits for it: its clock and the writes a fence waits for are as they
+ * were; the write takes its queue entry and bank time.
+ */
+void ctrl_evict_line(struct emu *e, unsigned core, uint64_t line, const uint8_t *view)
+{
+	const uint64_t clock = e->tm.clock[core], pending = e->tm.pending[core];
+	write_lines_locked(e, core, line, 1, view, NULL);
+	e->tm.clock[core] = clock;
+	e->tm.pending[core] = pending;
 }
 
 /* emu_write_lines -- clwb of n lines, then (flags) counter_cache_writeback

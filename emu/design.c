@@ -87,11 +87,31 @@ const struct design *design_table(unsigned *n)
  * which only delays anything if a write leaves the queue in its order; the
  * longer queue removing more counter writes (Figure 16) says the same.  SCA
  * does not say; its profile issues a write as soon as its bank is free. */
+/* The core model's part of the profiles (cache.c).  sca: SCA Table 2 --
+ * 4 GHz out-of-order cores, L1 D 64 KB 8-way private, "L2 cache 2MB per
+ * core (shared), 8-way" (the LLC, 2 MB times cores=), "Counter cache 1MB
+ * per core (shared)", a 32-entry read queue.  The table gives no cache
+ * latencies: those of gem5's example caches (its simulator), 2 cycles for
+ * L1 (within an access's issue cost) and 20 for L2.  supermem: SuperMem
+ * Table 2 -- 2 GHz, private L1 64 KB 8-way 2 cycles, private L2 512 KB
+ * 8-way 15 cycles, shared L3 4 MB 8-way 30 cycles; it gives no read queue
+ * (32, as SCA's).  ACCESS_CYC, the issue cost of one load or store, is
+ * calibrated in doc/results.md ("Calibrating the core"): the instructions
+ * the workloads execute per memory access, at the sustained IPC of an
+ * out-of-order core on code that hits its caches. */
+#define ACCESS_CYC 3.0
+
 static const struct profile profiles[] = {
 	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1,
-	 .wpq_shared = 0, .bank_hash = 1, .wpq_inorder = 0},
+	 .wpq_shared = 0, .bank_hash = 1, .wpq_inorder = 0,
+	 .ghz = 4.0, .l1_kib = 64, .l1_ways = 8, .l1_cyc = 2, .l2_kib = 0,
+	 .llc_kib = 2048, .llc_ways = 8, .llc_cyc = 20, .llc_per_core = 1,
+	 .ctr_per_core = 1, .access_cyc = ACCESS_CYC, .rq_entries = 32},
 	{"supermem", 48, 15, 13, 50, 7.5, 300, 12, 2, 4, 1, 256, 8, 32, 32, 8, 1u << 24,
-	 .wpq_shared = 1, .bank_hash = 0, .wpq_inorder = 1},
+	 .wpq_shared = 1, .bank_hash = 0, .wpq_inorder = 1,
+	 .ghz = 2.0, .l1_kib = 64, .l1_ways = 8, .l1_cyc = 2, .l2_kib = 512, .l2_ways = 8,
+	 .l2_cyc = 15, .llc_kib = 4096, .llc_ways = 8, .llc_cyc = 30, .llc_per_core = 0,
+	 .ctr_per_core = 0, .access_cyc = ACCESS_CYC, .rq_entries = 32},
 };
 
 /* profile_find -- the profile called name, or NULL. */

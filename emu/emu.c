@@ -34,6 +34,7 @@ void emu_config_init(struct emu_config *cfg)
 	cfg->durability = EMU_DUR_AUTO;
 	cfg->t_rcd = cfg->t_cl = cfg->t_cwd = cfg->t_faw = cfg->t_wtr = cfg->t_wr =
 		cfg->aes_ns = -1;
+	cfg->access_ns = -1;
 	cfg->bank_hash = -1;
 	cfg->wpq_inorder = -1;
 }
@@ -114,7 +115,13 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 {
 	const struct profile *p = e->profile;
 	struct profile q = *p;
-	unsigned kib = cfg->ctr_cache_kib ? cfg->ctr_cache_kib : p->ctr_cache_kib;
+	unsigned cores = cfg->cores ? cfg->cores : 1;
+	/* SCA Table 2: "Counter cache 1MB per core (shared)" */
+	unsigned kib = cfg->ctr_cache_kib ? cfg->ctr_cache_kib
+		       : p->ctr_cache_kib * (p->ctr_per_core ? cores : 1);
+	if (!cfg->ctr_cache_kib && kib > SHADOW_SLOTS / 1024 * EMU_LINE)
+		kib = SHADOW_SLOTS / 1024 * EMU_LINE; /* the shadow table's 8 MiB (the
+							* paper's 8 cores) */
 	unsigned ways = cfg->ctr_cache_ways ? cfg->ctr_cache_ways : p->ctr_cache_ways;
 	unsigned wd = cfg->wpq_data ? cfg->wpq_data : p->wpq_data;
 	unsigned wc = cfg->wpq_ctr ? cfg->wpq_ctr : p->wpq_ctr;
@@ -146,6 +153,9 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 	e->tm.core_banks = cfg->core_banks;
 	if (cfg->timing_off)
 		tm_off(&e->tm);
+	read_queue_reset(e);
+	if ((rc = cache_model_new(e, cfg)))
+		return rc;
 	e->tm.qdata.any = e->tm.qctr.any = cfg->wpq_any;
 	e->tm.qdata.inorder = e->tm.qctr.inorder =
 		cfg->wpq_inorder >= 0 ? cfg->wpq_inorder : p->wpq_inorder;
@@ -262,6 +272,7 @@ static void emu_free(struct emu *e)
 		pthread_mutex_destroy(&e->lock);
 	crypto_free(e->crypto);
 	cc_fini(&e->cc);
+	cache_model_free(e);
 	if (e->media.data || e->media.data_path)
 		media_close(&e->media);
 	free(e);

@@ -50,6 +50,13 @@ struct emu_config {
 	int prefault;        /* prefault=1: map every page of the files and the view at
 				create and open (as PMDK's prefault.at_create/at_open) */
 	char ctr_placement[16]; /* interleave, single, same, xbank; "" = the design's */
+	/* the core model (cache.c): the modeled machine's cores (sizes the
+	 * shared LLC and counter cache where the profile gives them per core),
+	 * cache sizes (0 = profile), the issue cost of an access (ns;
+	 * negative = profile), core_model=off: accesses not modeled */
+	unsigned cores, l1_kib, l2_kib, llc_kib;
+	int core_model_off;
+	double access_ns;
 	/* timing overrides in ns; negative = profile value */
 	double t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns;
 };
@@ -120,6 +127,21 @@ void emu_write_batches(struct emu *e, unsigned core, const struct emu_batch *b, 
 void emu_fence(struct emu *e, unsigned core);
 /* Charge ns of the program's own work (not memory traffic) to core's clock. */
 void emu_work(struct emu *e, unsigned core, uint64_t ns);
+/*
+ * The execution-driven core model (cache.c).  emu_access -- the program's
+ * load (store 0) or store on core of lines [first, first+n), issued
+ * accesses in all (those elsewhere since its last report included): the
+ * issue cost of each, then the caches, line by line; a load that misses
+ * stalls the core.  Lines outside the data area are not modeled.  emu_access_outside -- n
+ * accesses outside every pool.  A no-op where the model is off
+ * (emu_models_accesses 0: timing=off or core_model=off).
+ */
+void emu_access(struct emu *e, unsigned core, uint64_t first, uint64_t n, unsigned store,
+		uint64_t issued);
+void emu_access_outside(struct emu *e, unsigned core, uint64_t n);
+int emu_models_accesses(const struct emu *e);
+/* The plaintext view natural evictions write back from (the runtime's). */
+void emu_set_view(struct emu *e, const void *view);
 /* counter_cache_writeback() for the counters of lines [first, first+n). */
 void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n);
 /* A hint, no modeled effect: lines [first, first+n) will be written back

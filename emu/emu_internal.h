@@ -74,6 +74,16 @@ struct profile {
 	int wpq_shared;      /* data and counters share the data queue's slots */
 	int bank_hash;       /* XOR-fold higher address bits into the bank index */
 	int wpq_inorder;     /* a core's queued writes reach their banks in queue order */
+	/* the core model (cache.c): clock, caches (KiB, ways, lookup cycles),
+	 * the issue cost of one access, the read queue */
+	double ghz;
+	unsigned l1_kib, l1_ways, l1_cyc;
+	unsigned l2_kib, l2_ways, l2_cyc; /* private L2; 0 KiB: none (the LLC is L2) */
+	unsigned llc_kib, llc_ways, llc_cyc;
+	int llc_per_core;    /* llc_kib per modeled core (cores=), shared */
+	int ctr_per_core;    /* ctr_cache_kib per modeled core, shared */
+	double access_cyc;   /* issue cost of one load or store (cache.c: calibration) */
+	unsigned rq_entries; /* read queue */
 };
 
 const struct profile *profile_find(const char *name);
@@ -478,6 +488,53 @@ enum stat_id {
 	STAT__N
 };
 
+/* ------------------------------------------------------------ core model */
+
+/* One set-associative cache (cache.c): LRU, write-back, write-allocate. */
+struct cache_level {
+	uint64_t *tag;   /* line + 1 of each way, set after set (0: invalid) */
+	uint64_t *stamp; /* each way's last use (LRU: the smallest goes) */
+	uint8_t *dirty;
+	unsigned sets, ways;
+	uint64_t set_mask; /* sets - 1 if a power of two, else 0 (modulo) */
+	uint64_t tick;
+	uint64_t hit_ps;   /* lookup latency */
+	unsigned kib;
+	enum stat_id st_hit, st_miss;
+};
+/* A modeled core's caches: path[0] its L1, then its L2 if private, then the LLC. */
+struct core_caches {
+	struct cache_level l1, l2;
+	struct cache_level *path[3];
+	unsigned depth;
+	uint64_t last_line; /* line + 1 of L1's way last_idx, the last one used */
+	unsigned last_idx;
+};
+struct cache_model {
+	struct core_caches *core[EMU_MAX_CORES]; /* made at the core's first access */
+	uint8_t made[EMU_MAX_CORES];             /* the cores made, in order */
+	unsigned nmade;                          /* 0: no access seen, nothing cached */
+	struct cache_level llc;                  /* shared by the cores */
+	unsigned l1_kib, l1_ways, l2_kib, l2_ways;
+	uint64_t l1_ps, l2_ps;
+	uint64_t access_ps;  /* issue cost of one access */
+	uint64_t first_line; /* lines below (the data header) are not modeled */
+	const uint8_t *view; /* where natural evictions take their plaintext */
+};
+int cache_model_new(struct emu *e, const struct emu_config *cfg);
+void cache_model_free(struct emu *e);
+/* the stall (ps) of core's access to line (caller holds the lock) */
+uint64_t cache_access(struct emu *e, unsigned core, uint64_t line, unsigned store);
+/* clwb of lines [first, first+n): clean wherever cached (caller holds the lock) */
+void cache_clean(struct emu *e, uint64_t first, uint64_t n);
+/* read.c: a memory read of data line at time at; when its plaintext is ready */
+uint64_t ctrl_read_line(struct emu *e, unsigned core, uint64_t line, uint64_t at);
+uint64_t ctrl_read_bank(struct emu *e, unsigned core, unsigned bank, uint64_t at);
+void read_queue_reset(struct emu *e);
+/* controller.c, for the read path and the caches */
+uint64_t ctrl_counter_for_read(struct emu *e, unsigned core, uint64_t line, uint64_t t);
+void ctrl_evict_line(struct emu *e, unsigned core, uint64_t line, const uint8_t *view);
+
 /* ------------------------------------------------------------ the controller */
 
 struct emu {
@@ -529,6 +586,11 @@ struct emu {
 	struct dropped { uint64_t line, ctr; } *dropped; /* unready pairs dropped */
 	int direct; /* the current line of a long range bypasses the queue */
 	size_t ndropped;
+	struct cache_model *cm; /* the core model, or NULL (off) */
+	struct {
+		uint64_t free[TM_MAX_QUEUE]; /* when each read queue entry frees */
+		unsigned cap, pos;
+	} rq;
 };
 
 /* ctr_line_encode -- the current content of counter line cl, in its layout

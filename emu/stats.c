@@ -90,6 +90,7 @@ void emu_stat_reset(struct emu *e)
 	for (unsigned i = 0; i < STAT__N; i++) /* runtime stats change unlocked */
 		__atomic_store_n(&e->stat[i], 0, __ATOMIC_RELAXED);
 	tm_reset(&e->tm);
+	read_queue_reset(e); /* the caches keep their lines: warm, as after a prefill */
 	pthread_mutex_unlock(&e->lock);
 }
 

@@ -62,6 +62,19 @@
  *                         once, modeled time is only spm_model_work's; the
  *                         same media writes (nothing waits, so nothing
  *                         coalesces), ~20 % less CPU per operation [on]
+ *      core_model=on|off  the core model (README "The core model"): an
+ *                         instrumented program's loads and stores go through
+ *                         modeled caches, LLC misses are memory reads, dirty
+ *                         LLC evictions write-backs; off (or timing=off):
+ *                         write-backs and fences only [on]
+ *      cores=N            the modeled machine's cores, 1..64: the shared LLC
+ *                         and counter cache are sized per core where the
+ *                         profile says so (sca: 2 MB and 1 MB per core; the
+ *                         counter cache at most 8 MB) [1]
+ *      l1_kib, l2_kib, llc_kib  cache sizes in KiB (llc_kib: the whole
+ *                         LLC) [profile]
+ *      access_ns=NS       issue cost of one load or store [profile: sca
+ *                         0.75, supermem 1.5]
  *      prefault=0|1       1: every page of the pool's files and of its view
  *                         is mapped at create and open (as PMDK's
  *                         prefault.at_create/at_open): first touches cost
@@ -454,6 +467,20 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  *   ctr_cache.stop_loss_writebacks   counter lines written back after stop_loss increments
  *   evict.lines                      lines written back early by SPM_EVICT
  *   ctr.reencrypted_pages            pages re-encrypted on a minor counter overflow
+ *   The core model (README "The core model"; all 0 in a program that is not
+ *   instrumented, whose model is write-backs and fences only):
+ *   core.accesses                    loads and stores the program issued, in a
+ *                                    pool or not (each costs its issue time)
+ *   core.loads / core.stores         line accesses in the pool's view (modeled
+ *                                    by the caches)
+ *   l1.hits / l1.misses              private L1 lookups
+ *   l2.hits / l2.misses              private L2 (where the profile has one)
+ *   llc.hits / llc.misses            the shared last-level cache
+ *   llc.writebacks                   dirty lines the LLC evicted: written back
+ *                                    through the design's write path
+ *   mem.reads                        data line reads for LLC misses
+ *   mem.read_ns                      their latencies, summed (queue, bank,
+ *                                    counter lookup, decryption)
  */
 SPM_API int spm_stat(spm_pool *pool, const char *name, uint64_t *value);
 

@@ -156,6 +156,18 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return emu_err(SPM_E_OPTION, "%s: durability=%s: auto, pmem, msync or none",
 			       src, v);
 	}
+	if (!strcmp(k, "cores"))
+		return parse_uint(src, k, v, 1, EMU_MAX_CORES, &c->cores);
+	if (!strcmp(k, "l1_kib"))
+		return parse_uint(src, k, v, 1, 1u << 20, &c->l1_kib);
+	if (!strcmp(k, "l2_kib"))
+		return parse_uint(src, k, v, 1, 1u << 20, &c->l2_kib);
+	if (!strcmp(k, "llc_kib"))
+		return parse_uint(src, k, v, 1, 1u << 22, &c->llc_kib);
+	if (!strcmp(k, "core_model"))
+		return parse_pair(src, k, v, "off", "on", &c->core_model_off);
+	if (!strcmp(k, "access_ns"))
+		return parse_ns(src, k, v, &c->access_ns);
 	if (!strcmp(k, "ctr_recovery"))
 		return parse_ctr_recovery(src, v, &c->no_ctr_recovery);
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)

@@ -14,6 +14,7 @@
  */
 #include <pthread.h>
 
+#include "access.h"
 #include "pool_internal.h"
 
 /* The calling thread's id, modeled core and lanes held, read by every
@@ -32,6 +33,11 @@ struct self {
 	uint64_t core_uid; /* a closed pool's address may be reused: its uid is not */
 	unsigned core;     /* the core set on the pool of uid core_uid */
 	unsigned lanes;    /* transaction lanes it holds, in every pool */
+	/* the pool whose view holds [view_lo, view_lo + view_span), found for
+	 * an access (pool_at) while views_gen was view_gen */
+	unsigned view_gen;
+	uintptr_t view_lo, view_span;
+	spm_pool *view_pool;
 };
 static __thread struct self self __attribute__((tls_model("initial-exec")));
 static uint64_t next_thread_id = 1;
@@ -116,11 +122,76 @@ void pool_register(spm_pool *p)
 	pthread_mutex_unlock(&reg_lock);
 }
 
+/*
+ * The views whose accesses are modeled (the core model, access.c): the
+ * window spanning them all is what the instrumentation entry points test
+ * every access against; views_gen changes whenever the set does, so a
+ * thread's remembered view (pool_at) is found again.  Under reg_lock.
+ */
+SPM_API struct spm_access_window spm_access_window;
+static unsigned views_gen = 1;
+
+static void views_update_locked(void)
+{
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (spm_pool *p = reg_head; p; p = p->reg_next)
+		if (p->access_on) {
+			uintptr_t v = (uintptr_t)p->view;
+			lo = v < lo ? v : lo;
+			hi = v + p->size > hi ? v + p->size : hi;
+		}
+	__atomic_store_n(&spm_access_window.span, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&spm_access_window.lo, hi ? lo : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&spm_access_window.span, hi ? hi - lo : 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&views_gen, views_gen + 1, __ATOMIC_RELEASE);
+}
+
+/* pool_access_on -- p's view is ready: model its accesses, if its emu does. */
+void pool_access_on(spm_pool *p)
+{
+	if (!emu_models_accesses(p->emu))
+		return;
+	emu_set_view(p->emu, p->view);
+	pthread_mutex_lock(&reg_lock);
+	p->access_on = 1;
+	views_update_locked();
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* pool_at -- the pool whose modeled view holds a, or NULL; *off its offset. */
+spm_pool *pool_at(uintptr_t a, uint64_t *off)
+{
+	struct self *s = &self;
+	if (s->view_gen == __atomic_load_n(&views_gen, __ATOMIC_ACQUIRE) &&
+	    a - s->view_lo < s->view_span) {
+		*off = a - s->view_lo;
+		return s->view_pool;
+	}
+	spm_pool *found = NULL;
+	pthread_mutex_lock(&reg_lock);
+	for (spm_pool *p = reg_head; p && !found; p = p->reg_next)
+		if (p->access_on && a - (uintptr_t)p->view < p->size && !pool_forked(p))
+			found = p;
+	if (found) {
+		s->view_gen = views_gen;
+		s->view_lo = (uintptr_t)found->view;
+		s->view_span = found->size;
+		s->view_pool = found;
+		*off = a - s->view_lo;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return found;
+}
+
 /* pool_unregister -- p leaves the list (once; again is a no-op).  It waits
  * for an exiting thread that is aborting its transaction in p. */
 void pool_unregister(spm_pool *p)
 {
 	pthread_mutex_lock(&reg_lock);
+	if (p->access_on) {
+		p->access_on = 0;
+		views_update_locked();
+	}
 	if (p->registered) {
 		if (p->reg_prev)
 			p->reg_prev->reg_next = p->reg_next;
@@ -169,8 +240,17 @@ unsigned *thread_lanes(void)
 	return &self.lanes;
 }
 
-/* pool_core -- the modeled core of this thread on pool p. */
+/* pool_core -- the modeled core of this thread on pool p; the core work
+ * it did outside every pool since, charged (access.c). */
 unsigned pool_core(spm_pool *p)
+{
+	unsigned core = self.core_uid == p->uid ? self.core : 0;
+	access_sync(p, core);
+	return core;
+}
+
+/* pool_core_of -- pool_core without the charge. */
+unsigned pool_core_of(spm_pool *p)
 {
 	return self.core_uid == p->uid ? self.core : 0;
 }
@@ -180,6 +260,7 @@ uint64_t thread_self(spm_pool *p, unsigned *core)
 {
 	struct self s = self; /* a copy: one TLS lookup, before any branch */
 	*core = s.core_uid == p->uid ? s.core : 0;
+	access_sync(p, *core);
 	return s.id ? s.id : new_id();
 }
 

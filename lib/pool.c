@@ -197,6 +197,7 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 	if ((rc = emu_commit_create(p->emu)))
 		goto fail_files;
 	emu_stat_reset(p->emu);
+	pool_access_on(p);
 	*pool = p;
 	return 0;
 fail_files:
@@ -241,6 +242,7 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
 			  (uint64_t)POOL_NLANES * POOL_LANE_SIZE / SPM_LINE);
 	if ((rc = tx_recover(p)) || (rc = alloc_init(p)))
 		goto fail;
+	pool_access_on(p);
 	*pool = p;
 	return 0;
 fail:
@@ -378,6 +380,9 @@ SPM_API void spm_stat_reset(spm_pool *pool)
 {
 	if (pool && pool_forked(pool))
 		pool_forked_err("spm_stat_reset");
-	else if (pool)
+	else if (pool) {
+		if (access_collect) /* the core work before now is not measured */
+			(void)access_collect();
 		emu_stat_reset(pool->emu);
+	}
 }

@@ -117,6 +117,7 @@ struct spm_pool {
 	uint64_t evict_rng;
 	uint64_t evict_ring[64];
 	unsigned evict_pos, evict_n;
+	int access_on; /* its view's accesses are modeled (reg_lock) */
 };
 #define EVICT_RING 64u
 
@@ -152,7 +153,21 @@ struct pool_batch {
 	unsigned flags;
 };
 unsigned pool_core(spm_pool *p);
+unsigned pool_core_of(spm_pool *p);
 uint64_t thread_self(spm_pool *p, unsigned *core);
+void pool_access_on(spm_pool *p);
+spm_pool *pool_at(uintptr_t a, uint64_t *off);
+/* access.c */
+extern uint64_t (*access_collect)(void);
+void access_sync_slow(spm_pool *p, unsigned core);
+/* access_sync -- charge the calling thread's core work outside every pool
+ * (an instrumented program's) to core on p: one load and a predictable
+ * branch in a program that is not instrumented. */
+static inline void access_sync(spm_pool *p, unsigned core)
+{
+	if (__builtin_expect(access_collect != NULL, 0))
+		access_sync_slow(p, core);
+}
 void pool_write_range(spm_pool *p, uint64_t off, uint64_t len);
 void pool_write_range_f(spm_pool *p, unsigned core, uint64_t off, uint64_t len,
 			unsigned flags);

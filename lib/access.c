@@ -1,0 +1,43 @@
+/*
+ * access.c -- the runtime side of the execution-driven core model
+ * (doc/design.md, "The core model"): the loads and stores of a program built
+ * with spm_instrument() arrive here from its instrumentation entry points
+ * (instrument.c) when they fall in the window of modeled views.  Each goes
+ * to the model of the pool whose view it touches, on the calling thread's
+ * core (spm_core_set); the accesses the thread made outside every pool
+ * since its last report are charged to the same core as core work.  Work
+ * done outside before a runtime call is charged at the call (access_sync),
+ * so a write-back issues after the work that preceded it.
+ */
+#include "access.h"
+#include "pool_internal.h"
+
+/* the instrumented program's collector of its threads' outside counts;
+ * NULL in a program that is not instrumented */
+uint64_t (*access_collect)(void);
+
+SPM_API void spm_access_enable(uint64_t (*collect)(void))
+{
+	__atomic_store_n(&access_collect, collect, __ATOMIC_RELEASE);
+}
+
+/* access_sync_slow -- charge the calling thread's outside accesses to core on p. */
+void access_sync_slow(spm_pool *p, unsigned core)
+{
+	uint64_t n = access_collect();
+	if (n && !pool_forked(p))
+		emu_access_outside(p->emu, core, n);
+}
+
+SPM_API void spm_access(const void *addr, uint64_t len, unsigned store, uint64_t outside,
+			uint64_t issued)
+{
+	uint64_t off;
+	spm_pool *p = pool_at((uintptr_t)addr, &off);
+	if (!p || !len) /* between two views, or in a view no longer modeled */
+		return;
+	if (len > p->size - off)
+		len = p->size - off;
+	uint64_t first = off / SPM_LINE, n = (off + len - 1) / SPM_LINE - first + 1;
+	emu_access(p->emu, pool_core_of(p), first, n, store, outside + issued);
+}
