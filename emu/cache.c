@@ -337,15 +337,21 @@ void emu_access(struct emu *e, unsigned core, uint64_t first, uint64_t n, unsign
 	pthread_mutex_unlock(&e->lock);
 }
 
-/* emu_access_outside -- n accesses outside every pool: core work only. */
-void emu_access_outside(struct emu *e, unsigned core, uint64_t n)
+/* emu_access_pending -- see emu.h: the issue cost of every access, and the
+ * statistics of the L1 hits. */
+void emu_access_pending(struct emu *e, unsigned core, uint64_t outside, uint64_t l1_loads,
+			uint64_t l1_stores)
 {
-	if (!e->cm || !n)
+	if (!e->cm)
 		return;
 	if (core >= EMU_MAX_CORES)
 		core = 0;
+	const uint64_t n = outside + l1_loads + l1_stores;
 	pthread_mutex_lock(&e->lock);
 	e->tm.clock[core] += n * e->cm->access_ps;
 	e->stat[ST_CORE_ACCESSES] += n;
+	e->stat[ST_CORE_LOADS] += l1_loads;
+	e->stat[ST_CORE_STORES] += l1_stores;
+	e->stat[ST_L1_HITS] += l1_loads + l1_stores;
 	pthread_mutex_unlock(&e->lock);
 }

@@ -52,8 +52,11 @@ uint64_t ctrl_read_bank(struct emu *e, unsigned core, unsigned bank, uint64_t at
 	uint64_t start = at;
 	if (at < c->floor) /* in what the calendar forgot: as if one write serves */
 		start = c->floor < at + busy ? c->floor : at + busy;
-	for (unsigned k = 0; k < c->n; k++)
-		if (c->start[k] <= start && start < c->end[k]) {
+	unsigned k = c->n; /* back to the first booking that ends after start */
+	while (k > 0 && c->end[k - 1] > start)
+		k--;
+	for (; k < c->n && c->start[k] <= start; k++)
+		if (start < c->end[k]) {
 			/* a booking joins back-to-back requests: the one in
 			 * progress at start ends at the next multiple of a
 			 * write's time from the booking's start */

@@ -12,25 +12,26 @@
 #include "access.h"
 #include "pool_internal.h"
 
-/* the instrumented program's collector of its threads' outside counts;
+/* the instrumented program's collector of its threads' pending counts;
  * NULL in a program that is not instrumented */
-uint64_t (*access_collect)(void);
+void (*access_collect)(struct spm_access_pending *p);
 
-SPM_API void spm_access_enable(uint64_t (*collect)(void))
+SPM_API void spm_access_enable(void (*collect)(struct spm_access_pending *p))
 {
 	__atomic_store_n(&access_collect, collect, __ATOMIC_RELEASE);
 }
 
-/* access_sync_slow -- charge the calling thread's outside accesses to core on p. */
+/* access_sync_slow -- charge the calling thread's pending accesses to core on p. */
 void access_sync_slow(spm_pool *p, unsigned core)
 {
-	uint64_t n = access_collect();
-	if (n && !pool_forked(p))
-		emu_access_outside(p->emu, core, n);
+	struct spm_access_pending n;
+	access_collect(&n);
+	if ((n.outside | n.loads | n.stores) && !pool_forked(p))
+		emu_access_pending(p->emu, core, n.outside, n.loads, n.stores);
 }
 
-SPM_API void spm_access(const void *addr, uint64_t len, unsigned store, uint64_t outside,
-			uint64_t issued)
+SPM_API void spm_access(const void *addr, uint64_t len, unsigned store,
+			const struct spm_access_pending *pending, uint64_t issued)
 {
 	uint64_t off;
 	spm_pool *p = pool_at((uintptr_t)addr, &off);
@@ -39,5 +40,9 @@ SPM_API void spm_access(const void *addr, uint64_t len, unsigned store, uint64_t
 	if (len > p->size - off)
 		len = p->size - off;
 	uint64_t first = off / SPM_LINE, n = (off + len - 1) / SPM_LINE - first + 1;
-	emu_access(p->emu, pool_core_of(p), first, n, store, outside + issued);
+	unsigned core = pool_core_of(p);
+	if (pending->outside | pending->loads | pending->stores)
+		emu_access_pending(p->emu, core, pending->outside, pending->loads,
+				   pending->stores);
+	emu_access(p->emu, core, first, n, store, issued);
 }

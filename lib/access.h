@@ -4,8 +4,8 @@
  * programs to call.  The window bounds every pool view whose accesses are
  * modeled; an access inside it is handed to spm_access, one outside is core
  * work, counted by the entry points per thread and reported with the next
- * access inside (outside) or collected by the library (the function
- * spm_access_enable registers).
+ * access inside or collected by the library at its next call (the function
+ * spm_access_enable registers); so are repeated accesses to one line.
  */
 #ifndef SPM_ACCESS_H
 #define SPM_ACCESS_H 1
@@ -19,13 +19,21 @@ struct spm_access_window {
 };
 SPM_API extern struct spm_access_window spm_access_window;
 
-/* The instrumented program starts: collect() returns and zeroes the calling
- * thread's count of accesses outside the window. */
-SPM_API void spm_access_enable(uint64_t (*collect)(void));
-/* len bytes at addr, inside the window, loaded (store 0) or stored, after
- * outside accesses elsewhere; issued: the accesses the core made for them
- * (a copy of len bytes is len / 8 of them). */
-SPM_API void spm_access(const void *addr, uint64_t len, unsigned store, uint64_t outside,
-			uint64_t issued);
+/* What the entry points counted without calling in: accesses outside the
+ * window, and loads and stores of the line of the thread's last access
+ * inside it (L1 hits for certain: nothing of its core ran in between). */
+struct spm_access_pending {
+	uint64_t outside, loads, stores;
+};
+
+/* The instrumented program starts: collect(p) moves the calling thread's
+ * pending counts into *p and forgets its last line (a runtime call may
+ * clean or move it). */
+SPM_API void spm_access_enable(void (*collect)(struct spm_access_pending *p));
+/* len bytes at addr, inside the window, loaded (store 0) or stored: issued
+ * accesses of the core (a copy of len bytes is len / 8 of them), after
+ * the pending ones. */
+SPM_API void spm_access(const void *addr, uint64_t len, unsigned store,
+			const struct spm_access_pending *pending, uint64_t issued);
 
 #endif

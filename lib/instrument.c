@@ -13,25 +13,32 @@
  * An access inside the window of modeled pool views goes to libspm
  * (spm_access, access.c); any other is one more count of core work, kept
  * per thread and reported with the next access inside or collected by
- * the library at its next call.
+ * the library at its next call (one()).
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "access.h"
 
-static __thread uint64_t outside;
+/* The calling thread's counts not yet reported, and the line of its last
+ * access inside the window (+ 1; 0: none), dirty if it stored there since. */
+static __thread struct {
+	struct spm_access_pending pending;
+	uintptr_t line;
+	unsigned dirty;
+} self;
 
-/* collect -- the calling thread's outside accesses since the last report. */
-static uint64_t collect(void)
+/* collect -- the calling thread's pending counts, moved into *p; its last
+ * line is forgotten (the runtime call that collects may clean it). */
+static void collect(struct spm_access_pending *p)
 {
-	uint64_t n = outside;
-	outside = 0;
-	return n;
+	*p = self.pending;
+	self.pending = (struct spm_access_pending){0, 0, 0};
+	self.line = 0;
 }
 
-/* inside -- is [a, a + len) within the window?  (Its start: a range that
- * starts before the window and reaches into it is counted outside.) */
+/* inside -- is a within the window?  (A range that starts before the
+ * window and reaches into it is counted outside.) */
 static inline int inside(const void *a)
 {
 	uintptr_t x = (uintptr_t)a;
@@ -41,16 +48,38 @@ static inline int inside(const void *a)
 				0);
 }
 
-/* one -- an access of len bytes at a by a single instruction. */
+/* report -- an access the model must see, with the pending counts. */
+static inline void report(const void *a, uint64_t len, unsigned store, uint64_t issued)
+{
+	struct spm_access_pending p = self.pending;
+	self.pending = (struct spm_access_pending){0, 0, 0};
+	spm_access(a, len, store, &p, issued);
+}
+
+/*
+ * one -- an access of len bytes at a by a single instruction.  Another
+ * load of the line of the thread's last access inside the window, or
+ * another store once it stored there, hits L1 for certain (its core did
+ * nothing in between; a runtime call forgets the line, collect): counted
+ * here, reported with the next access the model must see.
+ */
 static inline void one(const void *a, uint64_t len, unsigned store)
 {
-	if (inside(a)) {
-		uint64_t o = outside;
-		outside = 0;
-		spm_access(a, len, store, o, 1);
-	} else {
-		outside++;
+	if (!inside(a)) {
+		self.pending.outside++;
+		return;
 	}
+	uintptr_t x = (uintptr_t)a, line = (x >> 6) + 1;
+	if (line == self.line && (x & 63) + len <= 64 && (!store || self.dirty)) {
+		if (store)
+			self.pending.stores++;
+		else
+			self.pending.loads++;
+		return;
+	}
+	report(a, len, store, 1);
+	self.dirty = (line == self.line && self.dirty) || store;
+	self.line = (x & 63) + len <= 64 ? line : 0;
 }
 
 /* range -- len bytes at a copied or set: len / 8 accesses (at least one). */
@@ -60,11 +89,10 @@ static inline void range(const void *a, uint64_t len, unsigned store)
 	if (!len)
 		return;
 	if (inside(a)) {
-		uint64_t o = outside;
-		outside = 0;
-		spm_access(a, len, store, o, issued);
+		report(a, len, store, issued);
+		self.line = 0;
 	} else {
-		outside += issued;
+		self.pending.outside += issued;
 	}
 }
 

@@ -271,6 +271,7 @@ SPM_API int spm_core_set(spm_pool *pool, unsigned core)
 	if (!pool || core >= EMU_MAX_CORES)
 		return emu_err(SPM_E_INVAL, "spm_core_set: core %u out of range [0, %u)",
 			       core, EMU_MAX_CORES);
+	access_sync(pool, pool_core_of(pool)); /* the work before, on the core before */
 	self.core_uid = pool->uid;
 	self.core = core;
 	return 0;

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <zlib.h>
 
+#include "access.h"
 #include "pool_internal.h"
 
 static uint64_t round_up(uint64_t v, uint64_t a)
@@ -381,8 +382,10 @@ SPM_API void spm_stat_reset(spm_pool *pool)
 	if (pool && pool_forked(pool))
 		pool_forked_err("spm_stat_reset");
 	else if (pool) {
-		if (access_collect) /* the core work before now is not measured */
-			(void)access_collect();
+		if (access_collect) { /* the core work before now is not measured */
+			struct spm_access_pending drop;
+			access_collect(&drop);
+		}
 		emu_stat_reset(pool->emu);
 	}
 }

@@ -158,7 +158,8 @@ uint64_t thread_self(spm_pool *p, unsigned *core);
 void pool_access_on(spm_pool *p);
 spm_pool *pool_at(uintptr_t a, uint64_t *off);
 /* access.c */
-extern uint64_t (*access_collect)(void);
+struct spm_access_pending;
+extern void (*access_collect)(struct spm_access_pending *p);
 void access_sync_slow(spm_pool *p, unsigned core);
 /* access_sync -- charge the calling thread's core work outside every pool
  * (an instrumented program's) to core on p: one load and a predictable
