@@ -49,7 +49,7 @@ function(modeled_only in out)
     # CMake's regular expressions have no {n}: eight fields, then wall_ns
     string(REGEX REPLACE "^([^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,)[^,]*,"
            "\\1-," line "${line}")
-    string(REGEX REPLACE ",\"[^\"]*\"$" "" line "${line}")
+    string(REGEX REPLACE ",\"[^\"]*\"" "" line "${line}") # the options column
     list(APPEND r "${line}")
   endforeach()
   set(${out} "${r}" PARENT_SCOPE)
