@@ -32,7 +32,10 @@
 
 #define DEFAULT_DESIGNS "plain,ideal,colocated,colocated-cc,fca,sca,pmdk"
 #define DEFAULT_WORKLOADS "array,queue,hashmap,btree,rbtree"
-#define DEFAULT_OPS 400000u
+#define DEFAULT_OPS 100000u
+/* four times the sca profile's LLC per core (2 MB): the maps and the array
+ * are filled past the modeled caches before the measured phase */
+#define DEFAULT_FOOTPRINT (8ull << 20)
 
 struct list {
 	char *item[MAX_LIST];
@@ -60,8 +63,8 @@ static int usage(FILE *out)
 		"--workloads %s --ops %u (per core) --tx-size 64 --cores 1 --threads 1\n"
 		"--profile sca --seed 1 --reps 1 --dir /tmp --mix insert.\n"
 		"--set k=v: an spm_create option (repeatable); --footprint B: fill each map\n"
-		"instance with about B bytes first; --elements N: array length (1024, or\n"
-		"footprint / size); --reps N: repeat, report medians; --work-ns N: modeled\n"
+		"instance with about B bytes first (8m; 0: none); --elements N: array length\n"
+		"(footprint / size, or 1024); --reps N: repeat, report medians; --work-ns N: modeled\n"
 		"core time of each op's own work (spm_model_work; default 0: none);\n"
 		"--prefault 1 (default): every pool's pages, spm's and libpmemobj's, are\n"
 		"mapped when it is created, outside the measured phase (spm prefault=1,\n"
@@ -240,7 +243,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 		return -1;
 	a->base = (struct bench_cfg){.profile = "sca", .dir = "/tmp", .threads = 1,
 				     .ops = DEFAULT_OPS, .seed = 1, .mix = EX_MIX_INSERT,
-				     .prefault = 1};
+				     .prefault = 1, .footprint = DEFAULT_FOOTPRINT};
 	a->reps = 1;
 	for (int i = 1; i < argc; i++) {
 		char *v = i + 1 < argc ? argv[i + 1] : NULL;
