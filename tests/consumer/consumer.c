@@ -1,4 +1,5 @@
 /* consumer.c -- a program built outside the tree against the installed spm. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,6 +24,22 @@ int main(int argc, char **argv)
 	char *r = spm_root(p, 64);
 	strcpy(r, "found by find_package");
 	spm_persist(p, r, 64);
+	/* built with spm_instrument() (or pkg-config's spm-instrument), the
+	 * program's own stores reached the core model; built plainly, none did */
+	uint64_t accesses = 1;
+	spm_stat(p, "core.accesses", &accesses);
+#ifdef CONSUMER_INSTRUMENTED
+	if (accesses == 0) {
+		fprintf(stderr, "consumer: instrumented, but no access reached the model\n");
+		return 1;
+	}
+#else
+	if (accesses != 0) {
+		fprintf(stderr, "consumer: not instrumented, yet core.accesses is %llu\n",
+			(unsigned long long)accesses);
+		return 1;
+	}
+#endif
 	spm_counter_cache_writeback(p, r, 64);
 	spm_drain(p);
 	spm_close(p);
