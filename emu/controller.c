@@ -1192,8 +1192,8 @@ static void *load_range(void *arg)
 /*
  * emu_load_view -- the read path at open: decrypt every written line into
  * the view (read misses), split over the machine's cores for large pools.  A
- * line never written stays zero.  Modeled as reads spread over the banks,
- * plus serialized decryption where the counter must come with the data
+ * line never written stays zero.  Modeled as reads spread over the banks
+ * (no faster than the data bus moves their lines), plus serialized decryption where the counter must come with the data
  * (co-located without a cache, SCA 3.2.1).
  */
 int emu_load_view(struct emu *e, void *view)
@@ -1231,8 +1231,10 @@ int emu_load_view(struct emu *e, void *view)
 	uint64_t per = e->layout->lines_per_ctr_line;
 	uint64_t ctr_lines = e->design->enc == ENC_CTR ? (e->nlines + per - 1) / per : 0;
 	e->stat[ST_MEDIA_READS] += nread + ctr_lines;
-	uint64_t per_read = e->tm.rcd + e->tm.cl;
-	uint64_t t = (nread + ctr_lines) * per_read / (e->tm.banks ? e->tm.banks : 1);
+	/* the banks read in parallel, their bursts cross the one bus in turn */
+	uint64_t per_read = e->tm.rcd + e->tm.cl + e->tm.burst;
+	uint64_t t = max64((nread + ctr_lines) * per_read / (e->tm.banks ? e->tm.banks : 1),
+			   (nread + ctr_lines) * e->tm.burst);
 	if (e->design->enc == ENC_CTR && e->design->cc == CC_NONE)
 		t += nread * e->tm.aes;
 	e->tm.clock[0] += t;

@@ -86,12 +86,16 @@ const struct design *design_table(unsigned *n)
  * delay the counter cache line write for merging more writes" (3.4.3),
  * which only delays anything if a write leaves the queue in its order; the
  * longer queue removing more counter writes (Figure 16) says the same.  SCA
- * does not say; its profile issues a write as soon as its bank is free. */
+ * does not say; its profile issues a write as soon as its bank is free.
+ * The data bus: SCA Table 2 has "8GB PCM, 533MHz" with a DDR3 interface, a
+ * 64-bit bus (72-bit for the co-located designs, SCA 3.2.1), so a line is
+ * 8 beats, 4 cycles of 533 MHz: 7.5 ns.  SuperMem Table 2 gives no memory
+ * bus; its profile takes SCA's 533 MHz. */
 static const struct profile profiles[] = {
 	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1,
-	 .wpq_shared = 0, .bank_hash = 1, .wpq_inorder = 0},
+	 .wpq_shared = 0, .bank_hash = 1, .wpq_inorder = 0, .bus_mhz = 533, .line_beats = 8},
 	{"supermem", 48, 15, 13, 50, 7.5, 300, 12, 2, 4, 1, 256, 8, 32, 32, 8, 1u << 24,
-	 .wpq_shared = 1, .bank_hash = 0, .wpq_inorder = 1},
+	 .wpq_shared = 1, .bank_hash = 0, .wpq_inorder = 1, .bus_mhz = 533, .line_beats = 8},
 };
 
 /* profile_find -- the profile called name, or NULL. */

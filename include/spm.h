@@ -110,6 +110,9 @@
  *    switch: a kill and an eviction are what spm is built to survive.
  *      t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns  timing parameters in
  *                         nanoseconds (decimals allowed) [profile]
+ *      bus_mhz=F          the data bus clock in MHz (a DDR bus: a 64-byte
+ *                         line, 72 where counters travel with the data, in
+ *                         8 beats, 4 cycles); 0 is the profile's [533]
  *
  *  - Threads: a pool may be used by several threads at once.  spm_create,
  *    spm_open and spm_close must not race with any other call on the same
