@@ -80,7 +80,8 @@ const struct design *design_table(unsigned *n)
  * in 8 banks): SuperMem 5.1.2 gives each program "the memory footprint size
  * that is equal to the size of a memory bank", and 3.3 has an application's
  * continuous memory in one bank, its counters in the same bank (SingleBank:
- * the counter area follows the data) or in bank (X + N/2) mod N (XBank).
+ * the counter area's bank, bank 0, where a pool under 1 GiB is) or in
+ * bank (X + N/2) mod N (XBank).
  * Its queue issues a core's writes to their banks in queue order: CWC
  * removes the older of two entries of a counter line, not the newer, "to
  * delay the counter cache line write for merging more writes" (3.4.3),

@@ -34,8 +34,8 @@ enum ca_policy {
 
 /* Where the counter line of data in bank X is stored (SuperMem 3.3, Fig. 8). */
 enum ctr_placement {
-	CP_INTERLEAVE, /* counter storage after the data, interleaved like it */
-	CP_SINGLE,     /* SingleBank: every counter line in the bank after the data */
+	CP_INTERLEAVE, /* a counter area at a fixed address, interleaved like the data */
+	CP_SINGLE,     /* SingleBank: every counter line in the bank where that area begins */
 	CP_SAME,       /* SameBank: in bank X */
 	CP_XBANK,      /* XBank: in bank (X + N/2) mod N */
 };

@@ -79,10 +79,11 @@
  *                         length before it (fifo), or any entry whose write
  *                         has completed (any) [fifo]
  *      ctr_placement=P    interleave|single|same|xbank: the bank of a counter
- *                         line -- after the data, interleaved like it; all in
- *                         the one bank where that area begins, after the
- *                         data; the bank X of its data; bank
- *                         (X + banks/2) mod banks (SuperMem 3.3) [design]
+ *                         line -- in a counter area at a fixed address above
+ *                         any pool, interleaved like the data; all in the one
+ *                         bank where that area begins; the bank X of its
+ *                         data; bank (X + banks/2) mod banks (SuperMem 3.3)
+ *                         [design].  No bank depends on the pool's size
  *      minor_bits=N       split counters: bits per minor counter, 1-7, fixed
  *                         at spm_create() [7]; fewer bits overflow minors (and
  *                         re-encrypt pages) more often, for tests
