@@ -67,18 +67,30 @@ unsigned ctrl_data_bank(const struct emu *e, uint64_t line)
 }
 
 /*
- * ctr_bank -- the bank of counter line cl (SuperMem 3.3, Figure 8): after
- * the data in the address space (interleave), all in the one bank where that
- * continuous counter area begins (SingleBank), in the bank X of the data it
- * covers (SameBank), or in bank (X + N/2) mod N (XBank).  The data's bank X
- * is that of its first line.
+ * CTR_AREA -- the line address where the counter area begins, for the bank
+ * mapping: 2^42 lines, just past the largest pool (2^48 bytes), the same for
+ * every pool.  A controller's counter storage is a fixed region of the
+ * physical address space; placed right after the pool's last line, every
+ * counter line's bank moved with the pool's size, and so did modeled
+ * results (spm-bench --ops sets the pool's size; tests/test_poolsize.c).
+ */
+#define CTR_AREA (1ull << 42)
+
+/*
+ * ctr_bank -- the bank of counter line cl (SuperMem 3.3, Figure 8): in the
+ * counter area (CTR_AREA), interleaved like the data (interleave); all in
+ * the one bank where that area begins (SingleBank: bank 0 under the
+ * supermem profile's 1 GiB banks, where a pool under 1 GiB is); in the bank
+ * X of the data it covers (SameBank); or in bank (X + N/2) mod N (XBank).
+ * The data's bank X is that of its first line.  No bank depends on the
+ * pool's size.
  */
 static inline unsigned ctr_bank(const struct emu *e, uint64_t cl)
 {
 	unsigned n = e->tm.banks, x;
 	switch (e->placement) {
 	case CP_SINGLE:
-		return bank_of(e, e->nlines); /* the area starts after the data */
+		return bank_of(e, CTR_AREA);
 	case CP_SAME:
 		return data_bank(e, cl * e->layout->lines_per_ctr_line);
 	case CP_XBANK:
@@ -86,7 +98,7 @@ static inline unsigned ctr_bank(const struct emu *e, uint64_t cl)
 		return (x + n / 2) % n;
 	case CP_INTERLEAVE:
 	default:
-		return bank_of(e, e->nlines + cl);
+		return bank_of(e, CTR_AREA + cl);
 	}
 }
 
@@ -1242,8 +1254,8 @@ static void *load_range(void *arg)
 /*
  * emu_load_view -- the read path at open: decrypt every written line into
  * the view (read misses), split over the machine's cores for large pools.  A
- * line never written stays zero.  Modeled as reads spread over the banks,
- * plus serialized decryption where the counter must come with the data
+ * line never written stays zero.  Modeled as reads spread over the banks
+ * (no faster than the data bus moves their lines), plus serialized decryption where the counter must come with the data
  * (co-located without a cache, SCA 3.2.1).
  */
 int emu_load_view(struct emu *e, void *view)
@@ -1281,8 +1293,10 @@ int emu_load_view(struct emu *e, void *view)
 	uint64_t per = e->layout->lines_per_ctr_line;
 	uint64_t ctr_lines = e->design->enc == ENC_CTR ? (e->nlines + per - 1) / per : 0;
 	e->stat[ST_MEDIA_READS] += nread + ctr_lines;
-	uint64_t per_read = e->tm.rcd + e->tm.cl;
-	uint64_t t = (nread + ctr_lines) * per_read / (e->tm.banks ? e->tm.banks : 1);
+	/* the banks read in parallel, their bursts cross the one bus in turn */
+	uint64_t per_read = e->tm.rcd + e->tm.cl + e->tm.burst;
+	uint64_t t = max64((nread + ctr_lines) * per_read / (e->tm.banks ? e->tm.banks : 1),
+			   (nread + ctr_lines) * e->tm.burst);
 	if (e->design->enc == ENC_CTR && e->design->cc == CC_NONE)
 		t += nread * e->tm.aes;
 	e->tm.clock[0] += t;

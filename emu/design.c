@@ -80,13 +80,18 @@ const struct design *design_table(unsigned *n)
  * in 8 banks): SuperMem 5.1.2 gives each program "the memory footprint size
  * that is equal to the size of a memory bank", and 3.3 has an application's
  * continuous memory in one bank, its counters in the same bank (SingleBank:
- * the counter area follows the data) or in bank (X + N/2) mod N (XBank).
+ * the counter area's bank, bank 0, where a pool under 1 GiB is) or in
+ * bank (X + N/2) mod N (XBank).
  * Its queue issues a core's writes to their banks in queue order: CWC
  * removes the older of two entries of a counter line, not the newer, "to
  * delay the counter cache line write for merging more writes" (3.4.3),
  * which only delays anything if a write leaves the queue in its order; the
  * longer queue removing more counter writes (Figure 16) says the same.  SCA
- * does not say; its profile issues a write as soon as its bank is free. */
+ * does not say; its profile issues a write as soon as its bank is free.
+ * The data bus: SCA Table 2 has "8GB PCM, 533MHz" with a DDR3 interface, a
+ * 64-bit bus (72-bit for the co-located designs, SCA 3.2.1), so a line is
+ * 8 beats, 4 cycles of 533 MHz: 7.5 ns.  SuperMem Table 2 gives no memory
+ * bus; its profile takes SCA's 533 MHz. */
 /* The core model's part of the profiles (cache.c).  sca: SCA Table 2 --
  * 4 GHz out-of-order cores, L1 D 64 KB 8-way private, "L2 cache 2MB per
  * core (shared), 8-way" (the LLC, 2 MB times cores=), "Counter cache 1MB
@@ -103,12 +108,12 @@ const struct design *design_table(unsigned *n)
 
 static const struct profile profiles[] = {
 	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1,
-	 .wpq_shared = 0, .bank_hash = 1, .wpq_inorder = 0,
+	 .wpq_shared = 0, .bank_hash = 1, .wpq_inorder = 0, .bus_mhz = 533, .line_beats = 8,
 	 .ghz = 4.0, .l1_kib = 64, .l1_ways = 8, .l1_cyc = 2, .l2_kib = 0,
 	 .llc_kib = 2048, .llc_ways = 8, .llc_cyc = 20, .llc_per_core = 1,
 	 .ctr_per_core = 1, .access_cyc = ACCESS_CYC, .rq_entries = 32},
 	{"supermem", 48, 15, 13, 50, 7.5, 300, 12, 2, 4, 1, 256, 8, 32, 32, 8, 1u << 24,
-	 .wpq_shared = 1, .bank_hash = 0, .wpq_inorder = 1,
+	 .wpq_shared = 1, .bank_hash = 0, .wpq_inorder = 1, .bus_mhz = 533, .line_beats = 8,
 	 .ghz = 2.0, .l1_kib = 64, .l1_ways = 8, .l1_cyc = 2, .l2_kib = 512, .l2_ways = 8,
 	 .l2_cyc = 15, .llc_kib = 4096, .llc_ways = 8, .llc_cyc = 30, .llc_per_core = 0,
 	 .ctr_per_core = 0, .access_cyc = ACCESS_CYC, .rq_entries = 32},

@@ -145,11 +145,14 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 	if (cfg->t_wtr >= 0) q.t_wtr = cfg->t_wtr;
 	if (cfg->t_wr >= 0) q.t_wr = cfg->t_wr;
 	if (cfg->aes_ns >= 0) q.aes_ns = cfg->aes_ns;
+	if (cfg->bus_mhz > 0) q.bus_mhz = cfg->bus_mhz;
 	int rc = cc_init(&e->cc, kib, ways);
 	if (rc)
 		return rc;
+	/* a co-located line moves data and counter in one 72-byte write (SCA 3.2.1) */
 	tm_init(&e->tm, &q, wd, wc, banks, cfg->bank_lines ? cfg->bank_lines : p->bank_lines,
-		cfg->bank_hash >= 0 ? cfg->bank_hash : p->bank_hash);
+		cfg->bank_hash >= 0 ? cfg->bank_hash : p->bank_hash,
+		e->design->ca == CA_COLOCATED ? EMU_LINE + 8 : EMU_LINE);
 	e->tm.core_banks = cfg->core_banks;
 	if (cfg->timing_off)
 		tm_off(&e->tm);

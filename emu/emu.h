@@ -59,6 +59,7 @@ struct emu_config {
 	double access_ns;
 	/* timing overrides in ns; negative = profile value */
 	double t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns;
+	double bus_mhz; /* the data bus clock in MHz; 0 or negative = profile value */
 };
 
 void emu_config_init(struct emu_config *cfg);

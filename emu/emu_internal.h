@@ -34,8 +34,8 @@ enum ca_policy {
 
 /* Where the counter line of data in bank X is stored (SuperMem 3.3, Fig. 8). */
 enum ctr_placement {
-	CP_INTERLEAVE, /* counter storage after the data, interleaved like it */
-	CP_SINGLE,     /* SingleBank: every counter line in the bank after the data */
+	CP_INTERLEAVE, /* a counter area at a fixed address, interleaved like the data */
+	CP_SINGLE,     /* SingleBank: every counter line in the bank where that area begins */
 	CP_SAME,       /* SameBank: in bank X */
 	CP_XBANK,      /* XBank: in bank (X + N/2) mod N */
 };
@@ -84,6 +84,8 @@ struct profile {
 	int ctr_per_core;    /* ctr_cache_kib per modeled core, shared */
 	double access_cyc;   /* issue cost of one load or store (cache.c: calibration) */
 	unsigned rq_entries; /* read queue */
+	double bus_mhz;      /* the channel's DDR data bus clock: two beats per cycle */
+	unsigned line_beats; /* beats of one line transfer on that bus */
 };
 
 const struct profile *profile_find(const char *name);
@@ -147,10 +149,22 @@ struct tm_cal {
 	uint64_t start[TM_CAL], end[TM_CAL];
 };
 
+/*
+ * The data bus's bookings, one burst each, by the bucket of time they end
+ * in: buckets about a burst long in a ring of TM_BUS_SLOTS (emu/timing.c,
+ * "the data bus").
+ */
+#define TM_BUS_SLOTS 8192u
+
 struct timing {
 	uint64_t rcd, cl, cwd, faw, wtr, wr, aes, aes_issue, cc_hit, issue; /* ps */
 	uint64_t min_req; /* the shortest bank request: no calendar gap below it is of use */
 	uint64_t busy;    /* cwd + wr: a write's time at its bank */
+	uint64_t burst;   /* one line's transfer on the data bus (0: timing off) */
+	unsigned bus_bits; /* the data bus's width: a line moves in line_beats beats */
+	uint64_t bus_inv;  /* ceil(2^64 / burst): a time x's bus bucket is x * bus_inv >> 64 */
+	uint64_t bus_span; /* 2 burst - 2: the ends of bursts that meet one */
+	uint64_t bus_top;  /* the latest time the bus is modeled at: 2^64 - 1 - 2 burst */
 	unsigned banks, bank_mask; /* mask: banks - 1 if a power of two, else 0 */
 	unsigned bank_lines;       /* consecutive lines per bank */
 	int bank_shift;            /* log2(bank_lines) if a power of two, else -1 */
@@ -161,6 +175,8 @@ struct timing {
 	int core_banks;            /* a core's bank b is bank (b + core) mod banks */
 	int off;                   /* timing=off: no memory model, every request served at once */
 	struct tm_cal bank[TM_MAX_BANKS];
+	uint64_t bus[TM_BUS_SLOTS + 2]; /* the data bus: each bucket's burst end (0: none);
+					 * the first two again after the ring */
 	uint64_t act[EMU_MAX_CORES][4]; /* each core's last four activations, a ring
 					 * (tFAW; 0: none yet) */
 	uint8_t act_next[EMU_MAX_CORES]; /* the ring's oldest: the next replaced */
@@ -171,7 +187,8 @@ struct timing {
 };
 
 void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
-	     unsigned wpq_ctr, unsigned banks, unsigned bank_lines, int bank_hash);
+	     unsigned wpq_ctr, unsigned banks, unsigned bank_lines, int bank_hash,
+	     unsigned line_bytes);
 void tm_reset(struct timing *t);
 void tm_off(struct timing *t);
 /* Modeled time at which a pad for a request ready at time t is done. */
@@ -205,7 +222,7 @@ uint64_t tm_write_pairs_any(struct timing *t, unsigned core, struct tm_queue *qc
 /* Is a write of addr in q at time at, not yet at its bank? (coalescing) */
 int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
 	      uint64_t at);
-/* A read from bank issued at time t; returns when data is there. */
+/* A read from bank issued at time t; returns when its data has crossed the bus. */
 uint64_t tm_read(struct timing *t, unsigned core, unsigned bank, uint64_t at);
 uint64_t tm_makespan(const struct timing *t);
 /* when bank b's latest booked request ends (0: none) */

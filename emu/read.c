@@ -33,7 +33,8 @@ void read_queue_reset(struct emu *e)
  * at: when its data is out.  Reads go before queued writes that have not
  * started (read priority, as FR-FCFS memory controllers schedule): the read
  * waits only for the request its bank is serving at at (and tWTR after a
- * write), then takes tRCD + tCL.  A calendar joins back-to-back bookings
+ * write), then takes tRCD + tCL and its burst on the bus (not booked on the
+ * bus either).  A calendar joins back-to-back bookings
  * into one interval, so the request in progress is taken to be a write
  * (tCWD + tWR) in a row of writes from the interval's start.  It is not booked on the bank's calendar,
  * so writes already scheduled keep their times; a read therefore delays no
@@ -63,7 +64,7 @@ uint64_t ctrl_read_bank(struct emu *e, unsigned core, unsigned bank, uint64_t at
 			uint64_t done = c->start[k] + ((start - c->start[k]) / busy + 1) * busy;
 			start = (done < c->end[k] ? done : c->end[k]) + (c->write[k] ? t->wtr : 0);
 		}
-	return start + t->rcd + t->cl;
+	return start + t->rcd + t->cl + t->burst; /* the data crosses the bus */
 }
 
 /*

@@ -1,9 +1,9 @@
 /*
  * timing.c -- the timing model: per-core modeled clocks and the shared
- * resources of the memory controller (banks, row activations, write queue
- * slots, the AES engine), with the PCM timings of SCA Table 2
- * (tRCD/tCL/tCWD/tFAW/tWTR/tWR).  Times are picoseconds.  Deterministic: the
- * same sequence of requests gives the same times.
+ * resources of the memory controller (banks, the channel's data bus, row
+ * activations, write queue slots, the AES engine), with the PCM timings of
+ * SCA Table 2 (tRCD/tCL/tCWD/tFAW/tWTR/tWR).  Times are picoseconds.
+ * Deterministic: the same sequence of requests gives the same times.
  *
  * Modeled cores run one operation at a time in host order (spm-bench), so a
  * core's request may come after requests of other cores that are later in
@@ -25,12 +25,20 @@
  * picks among the oldest N); otherwise as soon as its bank is free.  The AES engine is a
  * busy-until pipeline (ignoring it altogether moves results by under 1 %).
  *
+ * The data bus (one channel) is a calendar too (bus_find): every line
+ * crosses it in one burst (burst: line_beats beats of a DDR bus, two per
+ * cycle).  A write's data crosses at the start of its bank's write, so a
+ * write starts when both its bank is free for tCWD + tWR and the bus for
+ * the burst; a read's data crosses after tRCD + tCL, and the read ends with
+ * its burst.  A bank is booked for the whole of a read, burst included.
+ *
  * The per-write path is inlined into the controller and kept short: a write
- * that follows its bank's latest booking and passes tFAW is appended
- * (book_write), anything else goes out of line (book_any); the inlined
- * copies serve FIFO queues without inorder or core_banks (plain_fifo), other
- * queues have out-of-line copies.  These shortcuts give every modeled time
- * bit for bit as the general path would.
+ * that follows its bank's latest booking is appended (book_write), where
+ * tFAW and the bus let it start (settle, out of line, if either moves it);
+ * anything else goes out of line (book_any).  The inlined copies serve FIFO
+ * queues without inorder or core_banks (plain_fifo), other queues have
+ * out-of-line copies.  These shortcuts give every modeled time bit for bit
+ * as the general path would.
  */
 #include <string.h>
 
@@ -47,9 +55,12 @@ static uint64_t max64(uint64_t a, uint64_t b)
 }
 
 /* tm_init -- the model of profile p with the given queue depths and banks
- * (bank_hash: permute banks by the higher address bits, see ctrl bank_of). */
+ * (bank_hash: permute banks by the higher address bits, see ctrl bank_of);
+ * line_bytes: what one media line write moves (64, or 72 where the counter
+ * travels with the data). */
 void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
-	     unsigned wpq_ctr, unsigned banks, unsigned bank_lines, int bank_hash)
+	     unsigned wpq_ctr, unsigned banks, unsigned bank_lines, int bank_hash,
+	     unsigned line_bytes)
 {
 	memset(t, 0, sizeof(*t));
 	t->rcd = ps(p->t_rcd);
@@ -60,7 +71,19 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->wr = ps(p->t_wr);
 	t->aes = ps(p->aes_ns);
 	t->busy = t->cwd + t->wr;
-	t->min_req = t->rcd + t->cl < t->busy ? t->rcd + t->cl : t->busy;
+	/* SCA Table 2: a DDR3 bus at 533 MHz moves two beats per cycle, a line
+	 * in line_beats (8) beats: 4 cycles, 7.5 ns.  The bus is as wide as a
+	 * line over line_beats: 64 bits, 72 for a co-located line of data and
+	 * counter (SCA 3.2.1), which so takes no longer to move */
+	t->burst = ps(p->line_beats / 2.0 * 1000.0 / p->bus_mhz);
+	if (t->burst < 2) /* (bus_inv's division) */
+		t->burst = 2;
+	t->bus_bits = line_bytes * 8 / p->line_beats;
+	t->bus_inv = UINT64_MAX / t->burst + 1; /* ceil(2^64 / burst) */
+	t->bus_span = 2 * t->burst - 2;
+	t->bus_top = UINT64_MAX - 2 * t->burst;
+	const uint64_t read = t->rcd + t->cl + t->burst;
+	t->min_req = read < t->busy ? read : t->busy;
 	t->aes_issue = ps(p->aes_issue_ns);
 	t->cc_hit = ps(p->cc_hit_ns);
 	t->issue = ps(p->issue_ns);
@@ -90,7 +113,7 @@ void tm_off(struct timing *t)
 	t->off = 1;
 	t->rcd = t->cl = t->cwd = t->faw = t->wtr = t->wr = 0;
 	t->aes = t->aes_issue = t->cc_hit = t->issue = 0;
-	t->min_req = t->busy = 0;
+	t->min_req = t->busy = t->burst = 0;
 }
 
 /* tm_reset -- every clock and resource back to time 0. */
@@ -98,6 +121,7 @@ void tm_reset(struct timing *t)
 {
 	for (unsigned b = 0; b < TM_MAX_BANKS; b++)
 		t->bank[b].n = 0, t->bank[b].floor = 0;
+	memset(t->bus, 0, sizeof(t->bus));
 	memset(t->act, 0, sizeof(t->act)); /* 0: no activation (faw_check) */
 	memset(t->act_next, 0, sizeof(t->act_next));
 	memset(t->clock, 0, sizeof(t->clock));
@@ -255,6 +279,69 @@ HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, u
 	c->n = n + 1;
 }
 
+/* ---- the data bus ---- */
+
+/*
+ * Every booking of the bus lasts one burst, so the bus keeps no intervals
+ * but the end of each burst, in the slot of the bucket of time it ends in.
+ * A bucket is bus_bucket's, burst - 1 or burst ps long: two bursts never
+ * end in one bucket, and a burst that meets [at, at + burst) ends in
+ * [at + 1, at + 2 burst - 1], at most three buckets.  Slots are a ring of
+ * TM_BUS_SLOTS buckets (61 us at 533 MHz), its first two repeated after
+ * its last (so three slots are read without wrapping): a burst a ring
+ * before the one that takes its slot is forgotten, as a full calendar
+ * forgets its older half, and one a ring behind the slot's is not kept.
+ * Times within two bursts of 2^64 ps find the bus free and book nothing.
+ * The bus as a calendar of intervals (struct tm_cal) gave the same modeled
+ * times for three times the added instructions per run (doc/tried.md).
+ */
+
+/* bus_bucket -- the bucket of time x: x * bus_inv / 2^64, one multiply
+ * (bus_inv = ceil(2^64 / burst): buckets burst - 1 or burst ps long). */
+static inline unsigned bus_bucket(const struct timing *t, uint64_t x)
+{
+	return (unsigned)(((unsigned __int128)x * t->bus_inv) >> 64) & (TM_BUS_SLOTS - 1);
+}
+
+/* bus_clash -- the end of the latest booked burst that meets [at, at +
+ * burst); 0 if the bus is free for it. */
+HOT uint64_t bus_clash(const struct timing *t, uint64_t at)
+{
+	if (__builtin_expect(at > t->bus_top, 0))
+		return 0;
+	/* an end e meets it if e - lo <= 2 burst - 2 (unsigned: 0, none, does not) */
+	const uint64_t lo = at + 1, span = t->bus_span, *s = t->bus + bus_bucket(t, lo);
+	uint64_t clash = 0; /* in time order: the last is the latest */
+	clash = s[0] - lo <= span ? s[0] : clash;
+	clash = s[1] - lo <= span ? s[1] : clash;
+	clash = s[2] - lo <= span ? s[2] : clash;
+	return clash;
+}
+
+/* bus_find -- the earliest start at or after at of a burst that meets no
+ * booked burst. */
+static inline uint64_t bus_find(const struct timing *t, uint64_t at)
+{
+	for (uint64_t end; (end = bus_clash(t, at)) != 0;)
+		at = end;
+	return at;
+}
+
+/* bus_book -- book the burst at at (bus_find's): the slot of its end's
+ * bucket, unless the slot holds a later burst (a ring apart). */
+HOT void bus_book(struct timing *t, uint64_t at)
+{
+	if (__builtin_expect(at > t->bus_top, 0))
+		return;
+	const uint64_t end = at + t->burst;
+	const unsigned k = bus_bucket(t, end);
+	if (t->bus[k] < end) {
+		t->bus[k] = end;
+		if (k < 2) /* its copy after the ring */
+			t->bus[TM_BUS_SLOTS + k] = end;
+	}
+}
+
 /* ---- row activations (tFAW) ---- */
 
 /*
@@ -308,13 +395,15 @@ static inline void faw_record(struct timing *t, unsigned core, uint64_t at)
 
 /*
  * book_any -- bank b for len from the earliest time at or after at when
- * the bank is free and core may activate a row (tFAW); returns the start.
- * wtr: as cal_find.  Any case: an empty or full calendar, a gap before the
- * latest booking, a request tFAW moves.
+ * the bank is free, core may activate a row (tFAW) and the bus is free for
+ * the request's burst, xfer after its start; returns the start.  Each of
+ * the three may move the start later, so they are asked in turn until all
+ * agree.  wtr: as cal_find.  Any case: an empty or full calendar, a gap
+ * before the latest booking, a request tFAW or the bus moves.
  */
 static __attribute__((noinline)) uint64_t book_any(struct timing *t, unsigned core, unsigned b,
 						   uint64_t at, uint64_t len, uint64_t wtr,
-						   int write)
+						   uint64_t xfer, int write)
 {
 	struct tm_cal *c = &t->bank[b];
 	cal_make_room(c);
@@ -322,18 +411,42 @@ static __attribute__((noinline)) uint64_t book_any(struct timing *t, unsigned co
 	for (;;) {
 		const uint64_t found = cal_find(c, at, len, wtr, &pos);
 		at = faw_check(t, core, found);
-		if (at == found)
+		if (at != found)
+			continue;
+		const uint64_t data = bus_find(t, found + xfer);
+		if (data == found + xfer)
 			break;
+		at = data - xfer;
 	}
 	cal_insert(c, pos, at, at + len, write, t->min_req);
+	bus_book(t, at + xfer);
 	faw_record(t, core, at);
 	return at;
 }
 
 /*
- * book_write -- book_any for a write, inlined for the common case: the
- * calendar neither empty nor full, the write after its latest booking
- * (cal_after_latest) and clear of tFAW; otherwise book_any.
+ * settle -- the earliest time at or after at when core may activate a row
+ * (tFAW) and the bus is free for a burst, as book_any's loop finds it for
+ * a request whose bank is free from at on.
+ */
+static __attribute__((noinline)) uint64_t settle(const struct timing *t, unsigned core,
+						 uint64_t at)
+{
+	for (;;) { /* faw_check gives the earliest time it passes: it passes there */
+		at = faw_check(t, core, at);
+		const uint64_t end = bus_clash(t, at);
+		if (!end)
+			return at;
+		at = end;
+	}
+}
+
+/*
+ * book_write -- book_any for a write (its burst at its start), inlined for
+ * the common case: the calendar neither empty nor full and the write after
+ * its bank's latest booking (cal_after_latest), where any later start is
+ * free too; tFAW or the bus may move it (settle, out of line).  Otherwise
+ * book_any.
  */
 HOT uint64_t book_write(struct timing *t, unsigned core, unsigned b, uint64_t at, uint64_t len)
 {
@@ -341,13 +454,15 @@ HOT uint64_t book_write(struct timing *t, unsigned core, unsigned b, uint64_t at
 	const unsigned n = c->n;
 	uint64_t start;
 	if (__builtin_expect(n - 1 < TM_CAL - 1, 1) &&
-	    cal_after_latest(c, max64(at, c->floor), len, 0, &start) &&
-	    faw_check(t, core, start) == start) {
+	    cal_after_latest(c, max64(at, c->floor), len, 0, &start)) {
+		if (__builtin_expect(faw_check(t, core, start) != start || bus_clash(t, start), 0))
+			start = settle(t, core, start);
 		cal_append(c, start, start + len, 1, t->min_req);
+		bus_book(t, start);
 		faw_record(t, core, start);
 		return start;
 	}
-	return book_any(t, core, b, at, len, 0, 1);
+	return book_any(t, core, b, at, len, 0, 0, 1);
 }
 
 /*
@@ -612,13 +727,14 @@ int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
 	return 0;
 }
 
-/* tm_read -- a read of bank at time at: tRCD + tCL, tWTR after a write. */
+/* tm_read -- a read of bank at time at: tRCD + tCL, then its burst on the
+ * bus; tWTR after a write.  Returns when the burst ends. */
 uint64_t tm_read(struct timing *t, unsigned core, unsigned bank, uint64_t at)
 {
-	const uint64_t len = t->rcd + t->cl;
+	const uint64_t xfer = t->rcd + t->cl, len = xfer + t->burst;
 	if (t->off)
 		return at;
-	return book_any(t, core, core_bank(t, core, bank), at, len, t->wtr, 0) + len;
+	return book_any(t, core, core_bank(t, core, bank), at, len, t->wtr, xfer, 0) + len;
 }
 
 /* tm_makespan -- the modeled time of the run: the latest core clock. */

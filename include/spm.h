@@ -92,10 +92,11 @@
  *                         length before it (fifo), or any entry whose write
  *                         has completed (any) [fifo]
  *      ctr_placement=P    interleave|single|same|xbank: the bank of a counter
- *                         line -- after the data, interleaved like it; all in
- *                         the one bank where that area begins, after the
- *                         data; the bank X of its data; bank
- *                         (X + banks/2) mod banks (SuperMem 3.3) [design]
+ *                         line -- in a counter area at a fixed address above
+ *                         any pool, interleaved like the data; all in the one
+ *                         bank where that area begins; the bank X of its
+ *                         data; bank (X + banks/2) mod banks (SuperMem 3.3)
+ *                         [design].  No bank depends on the pool's size
  *      minor_bits=N       split counters: bits per minor counter, 1-7, fixed
  *                         at spm_create() [7]; fewer bits overflow minors (and
  *                         re-encrypt pages) more often, for tests
@@ -123,6 +124,9 @@
  *    switch: a kill and an eviction are what spm is built to survive.
  *      t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns  timing parameters in
  *                         nanoseconds (decimals allowed) [profile]
+ *      bus_mhz=F          the data bus clock in MHz (a DDR bus: a 64-byte
+ *                         line, 72 where counters travel with the data, in
+ *                         8 beats, 4 cycles); 0 is the profile's [533]
  *
  *  - Threads: a pool may be used by several threads at once.  spm_create,
  *    spm_open and spm_close must not race with any other call on the same

@@ -39,6 +39,20 @@ static int parse_ns(const char *src, const char *key, const char *v, double *out
 	return 0;
 }
 
+/* parse_mhz -- a decimal number of MHz, 0 (the profile's) up to 10^5: a
+ * line's burst of a few beats stays picoseconds or more. */
+static int parse_mhz(const char *src, const char *key, const char *v, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (end == v || *end || errno == ERANGE || strpbrk(v, "xX") || !(x >= 0 && x <= 1e5))
+		return emu_err(SPM_E_OPTION, "%s: %s=%s: expected MHz in [0, 100000] (0: the "
+			       "profile's)", src, key, v);
+	*out = x;
+	return 0;
+}
+
 /* parse_flag -- 0 or 1, into an int. */
 static int parse_flag(const char *src, const char *key, const char *v, int *out)
 {
@@ -168,6 +182,8 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return parse_pair(src, k, v, "off", "on", &c->core_model_off);
 	if (!strcmp(k, "access_ns"))
 		return parse_ns(src, k, v, &c->access_ns);
+	if (!strcmp(k, "bus_mhz"))
+		return parse_mhz(src, k, v, &c->bus_mhz);
 	if (!strcmp(k, "ctr_recovery"))
 		return parse_ctr_recovery(src, v, &c->no_ctr_recovery);
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)

@@ -454,14 +454,14 @@ static void read_priority(void **state)
 	uint64_t read_ns = stat_of(&t, "mem.read_ns") - ns0;
 	/* at worst: a counter lookup and read, each behind one write and
 	 * tWTR, then the pad */
-	uint64_t worst_ps = tm->cc_hit + busy + tm->wtr + tm->rcd + tm->cl + tm->aes;
+	uint64_t worst_ps = tm->cc_hit + busy + tm->wtr + tm->rcd + tm->cl + tm->burst + tm->aes;
 	assert_true(read_ns >= T_RCD + T_CL);
 	assert_true(read_ns * 1000 <= worst_ps + 1000);
 	assert_int_equal(tm_bank_free(tm, bank), free0);
 
 	/* a read arriving inside the row waits for the end of the write in
 	 * progress (the row's writes take busy each from its start), tWTR,
-	 * then tRCD + tCL */
+	 * then tRCD + tCL and the burst */
 	const struct tm_cal *cal = &tm->bank[bank];
 	assert_true(cal->n >= 1);
 	const uint64_t s0 = cal->start[0];
@@ -470,11 +470,12 @@ static void read_priority(void **state)
 	for (unsigned w = 0; w < 3; w++) {
 		uint64_t at = s0 + w * busy + busy / 3;
 		assert_int_equal(ctrl_read_bank(t.e, 0, bank, at),
-				 s0 + (w + 1) * busy + tm->wtr + tm->rcd + tm->cl);
+				 s0 + (w + 1) * busy + tm->wtr + tm->rcd + tm->cl + tm->burst);
 	}
 	/* before the row starts: served at once */
 	assert_true(s0 >= 1000);
-	assert_int_equal(ctrl_read_bank(t.e, 0, bank, s0 - 1000), s0 - 1000 + tm->rcd + tm->cl);
+	assert_int_equal(ctrl_read_bank(t.e, 0, bank, s0 - 1000),
+			 s0 - 1000 + tm->rcd + tm->cl + tm->burst);
 	tp_done(&t);
 }
 

@@ -183,6 +183,10 @@ static const struct bad bad_cases[] = {
 	{"t_cl=", NULL, SPM_E_OPTION, "t_cl", 0},
 	{"aes_ns=40ns", NULL, SPM_E_OPTION, "aes_ns", 0},
 	{"t_wtr=nan", NULL, SPM_E_OPTION, "t_wtr", 0},
+	{"bus_mhz=fast", NULL, SPM_E_OPTION, "bus_mhz", 0},
+	{"bus_mhz=0x200", NULL, SPM_E_OPTION, "bus_mhz", 0},
+	{"bus_mhz=-533", NULL, SPM_E_OPTION, "bus_mhz", 0},
+	{"bus_mhz=100001", NULL, SPM_E_OPTION, "bus_mhz", 0},
 	/* out of range */
 	{"wpq_data=0", NULL, SPM_E_OPTION, "wpq_data", 0},
 	{"wpq_data=257", NULL, SPM_E_OPTION, "wpq_data", 0},
@@ -413,7 +417,7 @@ static void test_all_keys_accepted(void **state)
 		"banks=1", "banks=64",
 		"durability=auto", "durability=pmem", "durability=msync", "durability=none",
 		"t_rcd=48", "t_cl=15.5", "t_cwd=0", "t_faw=50", "t_wtr=7.5", "t_wr=300",
-		"aes_ns=12.25",
+		"aes_ns=12.25", "bus_mhz=533", "bus_mhz=1066.5",
 		" design = fca ; banks = 4 ; ", /* blanks and empty items are fine */
 	};
 	char path[4096];
@@ -751,6 +755,11 @@ static void test_values_take_effect(void **state)
 	for (unsigned i = 0; i < sizeof(same) / sizeof(same[0]); i++)
 		assert_int_equal(run_workload("fx", "timing=off", same[i]),
 				 run_workload("fx", "timing=on", same[i]));
+	/* the data bus: a slow one holds every write and read for its bursts */
+	uint64_t slow_bus = run_workload("fx", "bus_mhz=5", "time.modeled_ns");
+	uint64_t bus = run_workload("fx", "bus_mhz=0", "time.modeled_ns");
+	assert_true(slow_bus > bus);
+	assert_int_equal(run_workload("fx", "bus_mhz=533", "time.modeled_ns"), bus);
 	/* the profile */
 	uint64_t psca = run_workload("fx", "profile=sca", "time.modeled_ns");
 	uint64_t psm = run_workload("fx", "profile=supermem", "time.modeled_ns");

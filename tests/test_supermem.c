@@ -339,9 +339,10 @@ static uint64_t persist_time(const char *design, const char *placement)
 }
 
 /* the supermem profile's banks (SuperMem 3.3, 5.1.2): a program's memory
- * is one bank; wt's SingleBank counter area follows the data into that
- * bank, so each persist costs two writes of it; XBank puts the counter in
- * bank X + 4, where it overlaps the data; SameBank is wt's cost again */
+ * is one bank; wt's SingleBank counter area is in that bank too (bank 0,
+ * where a pool under 1 GiB is), so each persist costs two writes of it;
+ * XBank puts the counter in bank X + 4, where it overlaps the data;
+ * SameBank is wt's cost again */
 static void bank_placement(void **state)
 {
 	(void)state;

@@ -1,4 +1,4 @@
-/* test_timing.c -- the timing model (emu/timing.c) with the sca profile: queues, banks and their calendars, tWTR, tFAW, AES pipeline, determinism. */
+/* test_timing.c -- the timing model (emu/timing.c) with the sca profile: queues, banks and their calendars, the data bus, tWTR, tFAW, AES pipeline, determinism. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,7 +23,7 @@ static const struct profile *sca(void)
 /* model -- a fresh model of the sca profile with the given queues and banks. */
 static void model(struct timing *t, unsigned wpq_data, unsigned wpq_ctr, unsigned banks)
 {
-	tm_init(t, sca(), wpq_data, wpq_ctr, banks, 1, 0);
+	tm_init(t, sca(), wpq_data, wpq_ctr, banks, 1, 0, 64);
 }
 
 /* start_of -- when the latest write into q reached its bank. */
@@ -66,6 +66,9 @@ static void test_init_from_profile(void **state)
 	assert_int_equal(t.wr, ps_of(p->t_wr));
 	assert_int_equal(t.aes, ps_of(p->aes_ns));
 	assert_int_equal(t.aes_issue, ps_of(p->aes_issue_ns));
+	/* SCA Table 2: 533 MHz DDR, a line in 8 beats = 4 cycles */
+	assert_int_equal(t.burst, ps_of(4 * 1000.0 / 533));
+	assert_int_equal(t.bus_bits, 64);
 	assert_int_equal(t.banks, 8);
 	assert_int_equal(t.qdata.cap, 64);
 	assert_int_equal(t.qctr.cap, 16);
@@ -163,27 +166,28 @@ static void test_full_queue_stalls(void **state)
 	write_by(&t, 0, 4, later);
 }
 
-/* Writes to different banks overlap; writes to one bank are tCWD+tWR apart. */
+/* Writes to different banks overlap (but for their bursts on the one bus);
+ * writes to one bank are tCWD+tWR apart. */
 static void test_bank_parallelism(void **state)
 {
 	(void)state;
 	struct timing t;
 	model(&t, 64, 16, 8);
-	const uint64_t wt = t.cwd + t.wr;
+	const uint64_t wt = t.cwd + t.wr, bu = t.burst;
 	assert_int_equal(wt, ps_of(sca()->t_cwd) + ps_of(sca()->t_wr));
-	/* banks 0 and 1 in parallel */
-	write_by(&t, 0, 0, R);
-	write_by(&t, 0, 1, R);
+	/* banks 0 and 1 in parallel, bank 1's burst after bank 0's */
+	assert_int_equal(write_by(&t, 0, 0, R), R);
+	assert_int_equal(write_by(&t, 0, 1, R), R + bu);
 	assert_int_equal(tm_bank_free(&t, 0), R + wt);
-	assert_int_equal(tm_bank_free(&t, 1), R + wt);
+	assert_int_equal(tm_bank_free(&t, 1), R + bu + wt);
 	/* bank 2 twice: serialized */
 	write_by(&t, 0, 2, R);
-	assert_int_equal(tm_bank_free(&t, 2), R + wt);
+	assert_int_equal(tm_bank_free(&t, 2), R + 2 * bu + wt);
 	write_by(&t, 0, 2, R);
-	assert_int_equal(tm_bank_free(&t, 2), R + 2 * wt);
+	assert_int_equal(tm_bank_free(&t, 2), R + 2 * bu + 2 * wt);
 	/* each write holds its slot until it completes */
-	assert_int_equal(t.qdata.slot_free[2], R + wt);
-	assert_int_equal(t.qdata.slot_free[3], R + 2 * wt);
+	assert_int_equal(t.qdata.slot_free[2], R + 2 * bu + wt);
+	assert_int_equal(t.qdata.slot_free[3], R + 2 * bu + 2 * wt);
 	/* banks untouched stay idle */
 	for (unsigned b = 3; b < 8; b++)
 		assert_int_equal(tm_bank_free(&t, b), 0);
@@ -195,7 +199,7 @@ static void test_wtr(void **state)
 	(void)state;
 	struct timing t;
 	model(&t, 64, 16, 8);
-	const uint64_t wt = t.cwd + t.wr, rd = t.rcd + t.cl;
+	const uint64_t wt = t.cwd + t.wr, rd = t.rcd + t.cl + t.burst;
 	write_by(&t, 0, 0, R);
 	/* bank 0: after the write completes, plus tWTR */
 	assert_int_equal(tm_read(&t, 0, 0, R), R + wt + t.wtr + rd);
@@ -219,16 +223,96 @@ static void test_wtr(void **state)
 	assert_int_equal(tm_read(&v, 0, 5, end + v.wtr + 7), end + v.wtr + 7 + rd);
 }
 
+/* The data bus: two writes at once to two idle banks -- the second's data
+ * crosses the bus after the first's, one burst later; a write whose bank is
+ * free waits for the bus, and one in a gap of the bus's bookings goes
+ * there. */
+static void test_bus_writes(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 64, 16, 8);
+	const uint64_t wt = t.cwd + t.wr, bu = t.burst, at = R + 10 * bu;
+	assert_true(bu > 0);
+	assert_int_equal(write_by(&t, 0, 3, at), at);
+	assert_int_equal(write_by(&t, 0, 6, at), at + bu);
+	assert_int_equal(tm_bank_free(&t, 6), at + bu + wt);
+	/* the bus is free again from at + 2 bu: a write ready then goes at once */
+	assert_int_equal(write_by(&t, 0, 1, at + 2 * bu), at + 2 * bu);
+	/* another core's write earlier in modeled time (host order is not
+	 * modeled order) takes the bus's gap before them */
+	assert_int_equal(write_by(&t, 1, 2, at - bu), at - bu);
+	/* and one that would overlap a burst goes after the bursts it meets */
+	assert_int_equal(write_by(&t, 1, 4, at - bu / 2), at + 3 * bu);
+}
+
+/* A read from an idle bank ends tRCD + tCL + burst after it starts; one
+ * whose burst would meet another's waits until its burst fits. */
+static void test_bus_reads(void **state)
+{
+	(void)state;
+	struct timing t;
+	model(&t, 64, 16, 8);
+	const uint64_t xfer = t.rcd + t.cl, bu = t.burst;
+	assert_int_equal(tm_read(&t, 0, 2, R), R + xfer + bu);
+	/* bank 2 holds the row through the burst */
+	assert_int_equal(tm_bank_free(&t, 2), R + xfer + bu);
+	/* a read of another bank at R: its burst would meet the first's */
+	assert_int_equal(tm_read(&t, 0, 5, R), R + xfer + 2 * bu);
+	/* a write whose burst at R + xfer + 2 bu would meet a read's */
+	struct timing u;
+	model(&u, 64, 16, 8);
+	assert_int_equal(tm_read(&u, 0, 0, R), R + xfer + bu);
+	assert_int_equal(write_by(&u, 0, 1, R + xfer), R + xfer + bu);
+	/* a read whose bank is free but whose burst meets a write's moves
+	 * until the burst fits: start at R + bu, data after the write's */
+	struct timing v;
+	model(&v, 64, 16, 8);
+	write_by(&v, 0, 0, R + xfer);
+	assert_int_equal(tm_read(&v, 0, 1, R), R + bu + xfer + bu);
+}
+
+/* The co-located designs' 72-byte line (64 B data + 8 B counter) on their
+ * 72-bit bus takes as many beats, so as long, as a 64-byte line on the
+ * others' 64-bit bus (SCA 3.2.1, Table 2); with timing=off the bus costs
+ * nothing. */
+static void test_bus_width(void **state)
+{
+	(void)state;
+	struct timing narrow, wide;
+	tm_init(&narrow, sca(), 64, 16, 8, 1, 0, 64);
+	tm_init(&wide, sca(), 64, 16, 8, 1, 0, 72);
+	assert_int_equal(narrow.bus_bits, 64);
+	assert_int_equal(wide.bus_bits, 72);
+	assert_int_equal(wide.burst, narrow.burst);
+	assert_int_equal(narrow.burst, ps_of(sca()->line_beats / 2.0 * 1000.0 / sca()->bus_mhz));
+	assert_int_equal(write_by(&wide, 0, 0, R), R);
+	assert_int_equal(write_by(&wide, 0, 1, R), R + narrow.burst);
+	/* the supermem profile's bus is SCA's */
+	struct timing sm;
+	tm_init(&sm, profile_find("supermem"), 32, 32, 8, 1, 0, 64);
+	assert_int_equal(sm.burst, narrow.burst);
+	/* timing off */
+	struct timing off;
+	model(&off, 64, 16, 8);
+	tm_off(&off);
+	assert_int_equal(off.burst, 0);
+	assert_int_equal(write_by(&off, 0, 0, R), 0); /* nothing booked */
+	assert_int_equal(tm_read(&off, 0, 1, R), R);
+}
+
 /* tFAW: a fifth activation waits until tFAW after the first of the last four. */
 static void test_faw(void **state)
 {
 	(void)state;
 	struct timing t;
 	model(&t, 64, 16, 8);
-	const uint64_t wt = t.cwd + t.wr;
+	const uint64_t wt = t.cwd + t.wr, bu = t.burst;
+	/* (the bus spaces them a burst apart, 4 bursts within tFAW) */
+	assert_true(4 * bu < t.faw);
 	for (unsigned b = 0; b < 4; b++) {
 		write_by(&t, 0, b, R);
-		assert_int_equal(tm_bank_free(&t, b), R + wt);
+		assert_int_equal(tm_bank_free(&t, b), R + b * bu + wt);
 	}
 	/* the fifth, on an idle bank, is accepted at once but starts at R + tFAW */
 	write_by(&t, 0, 4, R);
@@ -238,25 +322,26 @@ static void test_faw(void **state)
 	model(&r, 64, 16, 8);
 	for (unsigned b = 0; b < 4; b++)
 		write_by(&r, 0, b, R);
-	assert_int_equal(tm_read(&r, 0, 5, R), R + r.faw + r.rcd + r.cl);
+	assert_int_equal(tm_read(&r, 0, 5, R), R + r.faw + r.rcd + r.cl + bu);
 
 	/* control: four activations in a window do not wait, and a fifth at
-	 * the window's end does not either */
+	 * the window's end does not either; nor a sixth at the end of the
+	 * window that starts with the second */
 	struct timing u;
 	model(&u, 64, 16, 8);
 	for (unsigned b = 0; b < 4; b++)
 		write_by(&u, 0, b, R);
 	write_by(&u, 0, 4, R + u.faw);
 	assert_int_equal(tm_bank_free(&u, 4), R + u.faw + wt);
-	assert_int_equal(tm_read(&u, 0, 5, R + u.faw), R + u.faw + u.rcd + u.cl);
+	assert_int_equal(tm_read(&u, 0, 5, R + bu + u.faw), R + bu + u.faw + u.rcd + u.cl + bu);
 }
 
 /*
  * Queue entries free when their writes complete.  With three entries: A and
- * B to bank 0 and C to bank 1, all at R, so B completes after C; D at
- * R + wt takes A's entry.  A write at R + wt then waits for B's entry in
- * FIFO order (the default); with wpq_order=any it takes C's, free since
- * R + wt.
+ * B to bank 0 and C to bank 1, all at R, so B completes after C (at
+ * R + burst + wt: its burst follows A's); D at R + wt takes A's entry.  A
+ * write when C completes then waits for B's entry in FIFO order (the
+ * default); with wpq_order=any it takes C's.
  */
 static void queue_order_run(struct timing *t, int any)
 {
@@ -275,25 +360,26 @@ static void test_queue_order(void **state)
 	struct timing t;
 	int stalled = -1;
 	queue_order_run(&t, 0);
-	const uint64_t wt = t.cwd + t.wr;
-	assert_int_equal(tm_write(&t, 0, &t.qdata, 3, 0, R + wt, &stalled), R + 2 * wt);
+	const uint64_t wt = t.cwd + t.wr, bu = t.burst, c_done = R + bu + wt;
+	assert_int_equal(tm_write(&t, 0, &t.qdata, 3, 0, c_done, &stalled), R + 2 * wt);
 	assert_int_equal(stalled, 1);
 	queue_order_run(&t, 1);
 	stalled = -1;
-	assert_int_equal(tm_write(&t, 0, &t.qdata, 3, 0, R + wt, &stalled), R + wt);
+	assert_int_equal(tm_write(&t, 0, &t.qdata, 3, 0, c_done, &stalled), c_done);
 	assert_int_equal(stalled, 0);
-	assert_int_equal(tm_bank_free(&t, 3), R + 2 * wt);
+	/* its burst after D's, which follows B's from R + wt */
+	assert_int_equal(tm_bank_free(&t, 3), R + 2 * bu + 2 * wt);
 	/* the batched functions choose the same way */
 	const uint16_t cb = 4, db = 5;
-	const uint64_t ca = 7 | TM_CTR_ADDR, da = 8, ready = R + wt;
+	const uint64_t ca = 7 | TM_CTR_ADDR, da = 8, ready = c_done;
 	uint64_t stalls = 0;
 	queue_order_run(&t, 1);
 	assert_int_equal(tm_write_pairs_any(&t, 0, &t.qctr, &t.qdata, &cb, &ca, &ready, &db, &da,
 					    &ready, 1, &stalls),
-			 R + wt);
+			 c_done);
 	assert_int_equal(stalls, 0);
 	queue_order_run(&t, 1);
-	assert_int_equal(tm_write_n_any(&t, 0, &t.qdata, &db, &da, &ready, 1, &stalls), R + wt);
+	assert_int_equal(tm_write_n_any(&t, 0, &t.qdata, &db, &da, &ready, 1, &stalls), c_done);
 	assert_int_equal(stalls, 0);
 	queue_order_run(&t, 0);
 	assert_int_equal(tm_write_n(&t, 0, &t.qdata, &db, &da, &ready, 1, &stalls), R + 2 * wt);
@@ -312,13 +398,13 @@ static void test_inorder_issue(void **state)
 		struct timing t;
 		model(&t, 64, 16, 8);
 		t.qdata.inorder = inorder;
-		const uint64_t wt = t.cwd + t.wr;
+		const uint64_t wt = t.cwd + t.wr, bu = t.burst;
 		write_by(&t, 0, 0, R);
 		write_by(&t, 0, 0, R); /* reaches bank 0 at R + wt */
-		write_by(&t, 0, 1, R); /* bank 1 is idle */
-		assert_int_equal(start_of(&t.qdata), inorder ? R + wt : R);
-		write_by(&t, 1, 2, R); /* core 1's first */
-		assert_int_equal(start_of(&t.qdata), R);
+		write_by(&t, 0, 1, R); /* bank 1 is idle: the bus is free after R + bu */
+		assert_int_equal(start_of(&t.qdata), inorder ? R + wt + bu : R + bu);
+		write_by(&t, 1, 2, R); /* core 1's first: the first burst free from R */
+		assert_int_equal(start_of(&t.qdata), inorder ? R + bu : R + 2 * bu);
 	}
 	/* wpq_window=2: a write waits for the core's write two before it, not
 	 * for the one just before */
@@ -326,17 +412,17 @@ static void test_inorder_issue(void **state)
 	model(&t, 64, 16, 8);
 	t.qdata.inorder = 1;
 	t.qdata.window = 2;
-	const uint64_t wt = t.cwd + t.wr;
+	const uint64_t wt = t.cwd + t.wr, bu = t.burst;
 	write_by(&t, 0, 0, R);
 	write_by(&t, 0, 0, R); /* reaches bank 0 at R + wt */
 	write_by(&t, 0, 1, R); /* bank 1 is idle; the write two before started at R */
-	assert_int_equal(start_of(&t.qdata), R);
-	write_by(&t, 0, 2, R); /* two before is the one at R + wt */
-	assert_int_equal(start_of(&t.qdata), R + wt);
+	assert_int_equal(start_of(&t.qdata), R + bu);
+	write_by(&t, 0, 2, R); /* two before is the one at R + wt (its burst first) */
+	assert_int_equal(start_of(&t.qdata), R + wt + bu);
 	write_by(&t, 1, 3, R); /* each core has its own window: core 1's */
-	assert_int_equal(start_of(&t.qdata), R);
+	assert_int_equal(start_of(&t.qdata), R + 2 * bu);
 	write_by(&t, 1, 4, R); /* (shared, this one would wait for core 0's at R + wt) */
-	assert_int_equal(start_of(&t.qdata), R);
+	assert_int_equal(start_of(&t.qdata), R + 3 * bu);
 }
 
 /* core_banks: core i's bank b is bank (b + i) mod banks, reads included. */
@@ -351,7 +437,7 @@ static void test_core_banks(void **state)
 	assert_int_equal(tm_bank_free(&t, 1), R + wt);
 	assert_int_equal(tm_bank_free(&t, 6), 0);
 	/* core 2's bank 7 is bank 1 too: the read waits for the write, + tWTR */
-	assert_int_equal(tm_read(&t, 2, 7, R), R + wt + t.wtr + t.rcd + t.cl);
+	assert_int_equal(tm_read(&t, 2, 7, R), R + wt + t.wtr + t.rcd + t.cl + t.burst);
 	assert_int_equal(tm_bank_free(&t, 7), 0);
 }
 
@@ -371,13 +457,13 @@ static void test_calendar_backfill(void **state)
 	assert_int_equal(write_by(&t, 0, 0, later - wt / 2), later + wt);
 	assert_int_equal(tm_bank_free(&t, 0), later + 2 * wt);
 	/* a read in the gap, tWTR after the write before it */
-	assert_int_equal(tm_read(&t, 0, 0, R + 10), R + 2 * wt + t.wtr + t.rcd + t.cl);
+	assert_int_equal(tm_read(&t, 0, 0, R + 10), R + 2 * wt + t.wtr + t.rcd + t.cl + t.burst);
 	/* the same requests in time order book the same bank time */
 	struct timing u;
 	model(&u, 64, 16, 8);
 	write_by(&u, 0, 0, R);
 	write_by(&u, 0, 0, R);
-	assert_int_equal(tm_read(&u, 0, 0, R + 10), R + 2 * wt + u.wtr + u.rcd + u.cl);
+	assert_int_equal(tm_read(&u, 0, 0, R + 10), R + 2 * wt + u.wtr + u.rcd + u.cl + u.burst);
 }
 
 /* tFAW counts each core's own last four activations: another core's do not
@@ -389,9 +475,9 @@ static void test_faw_per_core(void **state)
 	(void)state;
 	struct timing t;
 	model(&t, 64, 16, 8);
-	const uint64_t later = R + 100 * t.faw;
-	for (unsigned b = 0; b < 4; b++)
-		assert_int_equal(write_by(&t, 1, b, later), later);
+	const uint64_t later = R + 100 * t.faw, bu = t.burst;
+	for (unsigned b = 0; b < 4; b++) /* a burst apart on the bus */
+		assert_int_equal(write_by(&t, 1, b, later), later + b * bu);
 	assert_int_equal(write_by(&t, 0, 4, R), R);
 	assert_int_equal(write_by(&t, 1, 5, later), later + t.faw);
 	/* the four are taken in time order: a core's request earlier than its
@@ -412,11 +498,11 @@ static void test_faw_per_core(void **state)
 	model(&u, 64, 16, 8);
 	u.faw = 0;
 	for (unsigned b = 0; b < 4; b++)
-		assert_int_equal(write_by(&u, 0, b, later), later);
+		assert_int_equal(write_by(&u, 0, b, later), later + b * bu);
 	/* (a check of "at < fourth-last + tFAW" held it at the fourth-last) */
 	assert_int_equal(write_by(&u, 0, 4, R), R);
 	for (unsigned b = 5; b < 8; b++)
-		assert_int_equal(write_by(&u, 0, b, later), later);
+		assert_int_equal(write_by(&u, 0, b, later), later + (b - 1) * bu);
 }
 
 /* A core's first activations pass tFAW even at a modeled time close to
@@ -513,6 +599,9 @@ int main(void)
 		cmocka_unit_test(test_full_queue_stalls),
 		cmocka_unit_test(test_bank_parallelism),
 		cmocka_unit_test(test_wtr),
+		cmocka_unit_test(test_bus_writes),
+		cmocka_unit_test(test_bus_reads),
+		cmocka_unit_test(test_bus_width),
 		cmocka_unit_test(test_faw),
 		cmocka_unit_test(test_queue_order),
 		cmocka_unit_test(test_core_banks),
