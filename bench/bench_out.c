@@ -125,6 +125,10 @@ void bench_print_tables(const struct bench_row *rows, size_t n)
 	}
 	printf("\nnorm.time: modeled time / plain's; norm.wr: media writes / plain's "
 	       "(same workload, cores, size).\n");
+#ifdef SPM_BENCH_INSTRUMENTED
+	printf("ops/s wall: spm's rows ran instrumented (the core model's own cost is in them);\n"
+	       "compare wall clock with libpmemobj using spm-bench-native.\n");
+#endif
 }
 
 /* ---- CSV ------------------------------------------------------------------- */
