@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spm.h"
 #include "emu_internal.h"
 
 /* level_init -- an empty cache of kib KiB with ways ways. */
@@ -267,6 +268,11 @@ int cache_model_new(struct emu *e, const struct emu_config *cfg)
 	unsigned cores = cfg->cores ? cfg->cores : 1;
 	unsigned llc_kib = cfg->llc_kib ? cfg->llc_kib
 			   : p->llc_per_core ? p->llc_kib * cores : p->llc_kib;
+	if (cfg->l2_kib && !p->l2_kib) {
+		free(m);
+		return emu_err(SPM_E_OPTION, "l2_kib=%u: the %s profile has no private L2 "
+			       "(its LLC is the second level: llc_kib)", cfg->l2_kib, p->name);
+	}
 	m->l1_kib = cfg->l1_kib ? cfg->l1_kib : p->l1_kib;
 	m->l1_ways = p->l1_ways;
 	m->l2_kib = cfg->l2_kib ? cfg->l2_kib : p->l2_kib;
@@ -315,6 +321,24 @@ void emu_set_view(struct emu *e, const void *view)
 		e->cm->view = view;
 }
 
+/* sat_add -- a + b, at most UINT64_MAX (a clock saturates, as emu_work's). */
+static inline uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* sat_mul -- a * b, at most UINT64_MAX. */
+static inline uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/* modeled -- is line in the data area the caches model? */
+static inline int modeled(const struct emu *e, uint64_t line)
+{
+	return e->cm->view && line >= e->cm->first_line && line < e->nlines;
+}
+
 /* emu_access -- see emu.h. */
 void emu_access(struct emu *e, unsigned core, uint64_t first, uint64_t n, unsigned store,
 		uint64_t issued)
@@ -326,32 +350,55 @@ void emu_access(struct emu *e, unsigned core, uint64_t first, uint64_t n, unsign
 		core = 0;
 	pthread_mutex_lock(&e->lock);
 	uint64_t *clk = &e->tm.clock[core];
-	*clk += issued * m->access_ps;
+	*clk = sat_add(*clk, sat_mul(issued, m->access_ps));
 	e->stat[ST_CORE_ACCESSES] += issued;
-	if (m->view)
-		for (uint64_t l = first; l < first + n; l++)
-			if (l >= m->first_line && l < e->nlines) {
-				e->stat[store ? ST_CORE_STORES : ST_CORE_LOADS]++;
-				*clk += cache_access(e, core, l, store);
-			}
+	for (uint64_t l = first; l < first + n; l++)
+		if (modeled(e, l)) {
+			e->stat[store ? ST_CORE_STORES : ST_CORE_LOADS]++;
+			*clk = sat_add(*clk, cache_access(e, core, l, store));
+		}
 	pthread_mutex_unlock(&e->lock);
 }
 
+/*
+ * still_hit -- core's pending loads and stores of line: hits if its L1
+ * still holds the line (dirty already where stores are pending); else the
+ * first is an access of its own (its stall returned, its hit or miss
+ * counted by cache_access) and *hits one fewer.
+ */
+static uint64_t still_hit(struct emu *e, unsigned core, uint64_t line, uint64_t stores,
+			  uint64_t *hits)
+{
+	struct core_caches *c = e->cm->core[core];
+	size_t idx;
+	if (c && level_find(&c->l1, line, &idx)) {
+		if (stores)
+			c->l1.dirty[idx] = 1;
+		return 0;
+	}
+	*hits -= 1;
+	return cache_access(e, core, line, stores != 0);
+}
+
 /* emu_access_pending -- see emu.h: the issue cost of every access, and the
- * statistics of the L1 hits. */
+ * L1 hits of line. */
 void emu_access_pending(struct emu *e, unsigned core, uint64_t outside, uint64_t l1_loads,
-			uint64_t l1_stores)
+			uint64_t l1_stores, uint64_t line)
 {
 	if (!e->cm)
 		return;
 	if (core >= EMU_MAX_CORES)
 		core = 0;
-	const uint64_t n = outside + l1_loads + l1_stores;
+	uint64_t hits = l1_loads + l1_stores, n = outside + hits;
 	pthread_mutex_lock(&e->lock);
-	e->tm.clock[core] += n * e->cm->access_ps;
+	uint64_t *clk = &e->tm.clock[core];
+	*clk = sat_add(*clk, sat_mul(n, e->cm->access_ps));
 	e->stat[ST_CORE_ACCESSES] += n;
-	e->stat[ST_CORE_LOADS] += l1_loads;
-	e->stat[ST_CORE_STORES] += l1_stores;
-	e->stat[ST_L1_HITS] += l1_loads + l1_stores;
+	if (hits && modeled(e, line)) {
+		e->stat[ST_CORE_LOADS] += l1_loads;
+		e->stat[ST_CORE_STORES] += l1_stores;
+		*clk = sat_add(*clk, still_hit(e, core, line, l1_stores, &hits));
+		e->stat[ST_L1_HITS] += hits;
+	}
 	pthread_mutex_unlock(&e->lock);
 }

@@ -134,15 +134,18 @@ void emu_work(struct emu *e, unsigned core, uint64_t ns);
  * accesses of the core for it: the issue cost of each, then the caches,
  * line by line; a load that misses stalls the core.  Lines outside the
  * data area are not modeled.  emu_access_pending -- outside accesses
- * elsewhere (core work only), and loads and stores that hit L1 for certain
- * (the line of core's last access), reported later in a batch.  Both are
+ * elsewhere (core work only), and loads and stores of line (UINT64_MAX:
+ * none) that were core's last accesses, reported later in a batch: L1
+ * hits, unless the line left core's L1 or was cleaned since (another
+ * thread on the core, a flush elsewhere), when the first is a real access
+ * (emu_access).  Both are
  * no-ops where the model is off (emu_models_accesses 0: timing=off or
  * core_model=off).
  */
 void emu_access(struct emu *e, unsigned core, uint64_t first, uint64_t n, unsigned store,
 		uint64_t issued);
 void emu_access_pending(struct emu *e, unsigned core, uint64_t outside, uint64_t l1_loads,
-			uint64_t l1_stores);
+			uint64_t l1_stores, uint64_t line);
 int emu_models_accesses(const struct emu *e);
 /* The plaintext view natural evictions write back from (the runtime's). */
 void emu_set_view(struct emu *e, const void *view);

@@ -79,6 +79,7 @@ uint64_t ctrl_read_line(struct emu *e, unsigned core, uint64_t line, uint64_t at
 	if (!e->rq.cap)
 		read_queue_reset(e);
 	uint64_t *slot = &e->rq.free[e->rq.pos];
+	const uint64_t issued = at;
 	at = max64(at, *slot);
 	uint64_t data = ctrl_read_bank(e, core, ctrl_data_bank(e, line), at), ready = data;
 	if (e->design->enc == ENC_CTR) {
@@ -94,6 +95,6 @@ uint64_t ctrl_read_line(struct emu *e, unsigned core, uint64_t line, uint64_t at
 	e->rq.pos = e->rq.pos + 1 == e->rq.cap ? 0 : e->rq.pos + 1;
 	e->stat[ST_MEM_READS]++;
 	e->stat[ST_MEDIA_READS]++;
-	e->stat[ST_MEM_READ_NS] += (ready - at + 500) / 1000;
+	e->stat[ST_MEM_READ_NS] += (ready - issued + 500) / 1000; /* the queue's wait too */
 	return ready;
 }

@@ -371,10 +371,11 @@ SPM_API int spm_core_set(spm_pool *pool, unsigned core);
 
 /*
  * spm_model_work -- charge ns nanoseconds of the program's own work to the
- * modeled clock of the calling thread's core (spm_core_set).  The timing
- * model sees only what reaches the memory controller (write-backs, fences,
- * counter traffic, reads at open and recovery); instruction time and cache
- * misses of the program are free unless charged here.  Writes already
+ * modeled clock of the calling thread's core (spm_core_set).  An
+ * instrumented program's loads and stores are modeled (README, "The core
+ * model": their issue time, the caches, memory reads); anything else the
+ * model does not see -- an uninstrumented program's work, the runtime
+ * library's own instructions -- is free unless charged here.  Writes already
  * accepted into the write queues drain to their banks meanwhile, so work
  * between persists hides write latency as it does on real hardware.
  * spm-bench's --work-ns charges a fixed amount per operation.  Because the

@@ -21,28 +21,57 @@ SPM_API void spm_access_enable(void (*collect)(struct spm_access_pending *p))
 	__atomic_store_n(&access_collect, collect, __ATOMIC_RELEASE);
 }
 
+/*
+ * charge -- the pending counts n of the calling thread: its outside
+ * accesses as core work on core of p; its loads and stores of its last
+ * line on the pool whose view holds that line (p, or another), which
+ * checks they still hit L1 (the core may be another thread's too, or a
+ * flush elsewhere may have cleaned the line).
+ */
+static void charge(spm_pool *p, unsigned core, const struct spm_access_pending *n)
+{
+	uint64_t outside = n->outside, loads = n->loads, stores = n->stores, line = UINT64_MAX;
+	if (loads | stores) {
+		uint64_t off;
+		spm_pool *q = n->line ? pool_at((uintptr_t)n->line, &off) : NULL;
+		if (!q) { /* its view is gone: core work */
+			outside += loads + stores;
+			loads = stores = 0;
+		} else if (q != p) {
+			emu_access_pending(q->emu, pool_core_of(q), 0, loads, stores,
+					   off / SPM_LINE);
+			loads = stores = 0;
+		} else {
+			line = off / SPM_LINE;
+		}
+	}
+	if (outside | loads | stores)
+		emu_access_pending(p->emu, core, outside, loads, stores, line);
+}
+
 /* access_sync_slow -- charge the calling thread's pending accesses to core on p. */
 void access_sync_slow(spm_pool *p, unsigned core)
 {
 	struct spm_access_pending n;
 	access_collect(&n);
 	if ((n.outside | n.loads | n.stores) && !pool_forked(p))
-		emu_access_pending(p->emu, core, n.outside, n.loads, n.stores);
+		charge(p, core, &n);
 }
 
-SPM_API void spm_access(const void *addr, uint64_t len, unsigned store,
-			const struct spm_access_pending *pending, uint64_t issued)
+SPM_API int spm_access(const void *addr, uint64_t len, unsigned store,
+		       const struct spm_access_pending *pending, uint64_t issued)
 {
 	uint64_t off;
 	spm_pool *p = pool_at((uintptr_t)addr, &off);
-	if (!p || !len) /* between two views, or in a view no longer modeled */
-		return;
+	if (!p) /* between two views, or in a view no longer modeled */
+		return 0;
+	unsigned core = pool_core_of(p);
+	charge(p, core, pending);
 	if (len > p->size - off)
 		len = p->size - off;
-	uint64_t first = off / SPM_LINE, n = (off + len - 1) / SPM_LINE - first + 1;
-	unsigned core = pool_core_of(p);
-	if (pending->outside | pending->loads | pending->stores)
-		emu_access_pending(p->emu, core, pending->outside, pending->loads,
-				   pending->stores);
-	emu_access(p->emu, core, first, n, store, issued);
+	if (len) {
+		uint64_t first = off / SPM_LINE, n = (off + len - 1) / SPM_LINE - first + 1;
+		emu_access(p->emu, core, first, n, store, issued);
+	}
+	return 1;
 }

@@ -24,6 +24,7 @@ SPM_API extern struct spm_access_window spm_access_window;
  * inside it (L1 hits for certain: nothing of its core ran in between). */
 struct spm_access_pending {
 	uint64_t outside, loads, stores;
+	const void *line; /* an address in the line of the loads and stores */
 };
 
 /* The instrumented program starts: collect(p) moves the calling thread's
@@ -32,8 +33,10 @@ struct spm_access_pending {
 SPM_API void spm_access_enable(void (*collect)(struct spm_access_pending *p));
 /* len bytes at addr, inside the window, loaded (store 0) or stored: issued
  * accesses of the core (a copy of len bytes is len / 8 of them), after
- * the pending ones. */
-SPM_API void spm_access(const void *addr, uint64_t len, unsigned store,
-			const struct spm_access_pending *pending, uint64_t issued);
+ * the pending ones.  1: modeled, the pending counts taken; 0: addr is in
+ * no modeled view (the window spans the gaps between views), nothing
+ * taken -- the access is core work. */
+SPM_API int spm_access(const void *addr, uint64_t len, unsigned store,
+		       const struct spm_access_pending *pending, uint64_t issued);
 
 #endif

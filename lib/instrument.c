@@ -28,12 +28,19 @@ static __thread struct {
 	unsigned dirty;
 } self;
 
+/* remembered -- an address in the thread's last line (NULL: none). */
+static inline const void *remembered(void)
+{
+	return self.line ? (const void *)((self.line - 1) << 6) : NULL;
+}
+
 /* collect -- the calling thread's pending counts, moved into *p; its last
  * line is forgotten (the runtime call that collects may clean it). */
 static void collect(struct spm_access_pending *p)
 {
 	*p = self.pending;
-	self.pending = (struct spm_access_pending){0, 0, 0};
+	p->line = remembered();
+	self.pending = (struct spm_access_pending){0, 0, 0, NULL};
 	self.line = 0;
 }
 
@@ -48,20 +55,28 @@ static inline int inside(const void *a)
 				0);
 }
 
-/* report -- an access the model must see, with the pending counts. */
-static inline void report(const void *a, uint64_t len, unsigned store, uint64_t issued)
+/* report -- an access the model must see, with the pending counts; 0 if
+ * it fell between the views (core work: the counts stay pending). */
+static inline int report(const void *a, uint64_t len, unsigned store, uint64_t issued)
 {
 	struct spm_access_pending p = self.pending;
-	self.pending = (struct spm_access_pending){0, 0, 0};
-	spm_access(a, len, store, &p, issued);
+	p.line = remembered();
+	self.pending = (struct spm_access_pending){0, 0, 0, NULL};
+	if (spm_access(a, len, store, &p, issued))
+		return 1;
+	self.pending = p;
+	self.pending.line = NULL;
+	self.pending.outside += issued;
+	return 0;
 }
 
 /*
  * one -- an access of len bytes at a by a single instruction.  Another
  * load of the line of the thread's last access inside the window, or
- * another store once it stored there, hits L1 for certain (its core did
- * nothing in between; a runtime call forgets the line, collect): counted
- * here, reported with the next access the model must see.
+ * another store once it stored there, is counted here and reported with
+ * the next access the model must see (or the next runtime call), where the
+ * model checks it still hits L1 (no access of the thread's came between,
+ * and a runtime call forgets the line, collect).
  */
 static inline void one(const void *a, uint64_t len, unsigned store)
 {
@@ -77,7 +92,8 @@ static inline void one(const void *a, uint64_t len, unsigned store)
 			self.pending.loads++;
 		return;
 	}
-	report(a, len, store, 1);
+	if (!report(a, len, store, 1))
+		return;
 	self.dirty = (line == self.line && self.dirty) || store;
 	self.line = (x & 63) + len <= 64 ? line : 0;
 }
@@ -89,8 +105,8 @@ static inline void range(const void *a, uint64_t len, unsigned store)
 	if (!len)
 		return;
 	if (inside(a)) {
-		report(a, len, store, issued);
-		self.line = 0;
+		if (report(a, len, store, issued))
+			self.line = 0;
 	} else {
 		self.pending.outside += issued;
 	}
@@ -214,6 +230,9 @@ ATOMICS(8, uint8_t)
 ATOMICS(16, uint16_t)
 ATOMICS(32, uint32_t)
 ATOMICS(64, uint64_t)
+#ifdef __SIZEOF_INT128__
+ATOMICS(128, unsigned __int128) /* 16-byte atomics: libatomic where no cmpxchg16b */
+#endif
 #undef RMW
 #undef ATOMICS
 

@@ -69,9 +69,12 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&reg_lock);
 }
 
+static void views_off_locked(void);
+
 static void fork_child(void)
 {
 	__atomic_store_n(&pool_fork_gen, pool_fork_gen + 1, __ATOMIC_RELAXED);
+	views_off_locked(); /* the child models none of its parent's views */
 	pthread_mutex_unlock(&reg_lock);
 }
 
@@ -144,6 +147,15 @@ static void views_update_locked(void)
 	__atomic_store_n(&spm_access_window.lo, hi ? lo : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&spm_access_window.span, hi ? hi - lo : 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&views_gen, views_gen + 1, __ATOMIC_RELEASE);
+}
+
+/* views_off_locked -- in a child of fork(): no view is modeled (its
+ * accesses would reach the parent's controller state and files). */
+static void views_off_locked(void)
+{
+	for (spm_pool *p = reg_head; p; p = p->reg_next)
+		p->access_on = 0;
+	views_update_locked();
 }
 
 /* pool_access_on -- p's view is ready: model its accesses, if its emu does. */

@@ -369,6 +369,7 @@ SPM_API int spm_stat(spm_pool *pool, const char *name, uint64_t *value)
 		return emu_err(SPM_E_INVAL, "spm_stat: NULL pool");
 	if (pool_forked(pool))
 		return pool_forked_err("spm_stat");
+	access_sync(pool, pool_core_of(pool)); /* the calling thread's pending accesses */
 	return emu_stat(pool->emu, name, value);
 }
 

@@ -85,7 +85,7 @@ static uint64_t clock_ps(const struct tp *t, unsigned core)
 /* outside_n -- n accesses of core outside every pool. */
 static void outside_n(const struct tp *t, unsigned core, uint64_t n)
 {
-	emu_access_pending(t->e, core, n, 0, 0);
+	emu_access_pending(t->e, core, n, 0, 0, UINT64_MAX);
 }
 
 static void load(const struct tp *t, unsigned core, uint64_t line)
@@ -121,6 +121,17 @@ static struct snap snap_of(const struct tp *t)
 }
 
 /* --------------------------------------------------------------- hits */
+
+/* level_has -- does cache level lv hold line?  Its way in *idx. */
+static int level_has(const struct cache_level *lv, uint64_t line, size_t *idx)
+{
+	for (size_t i = 0; i < (size_t)lv->sets * lv->ways; i++)
+		if (lv->tag[i] == line + 1) {
+			*idx = i;
+			return 1;
+		}
+	return 0;
+}
 
 /* A first load misses L1 and the LLC and reads memory once; a second hits
  * L1; nine lines of one L1 set evict the least recently used, which then
@@ -613,7 +624,7 @@ static void model_off(void **state)
 		assert_null(t.e->cm);
 		emu_access(t.e, 0, BASE, 4, 0, 4);
 		emu_access(t.e, 0, BASE, 4, 1, 4);
-		emu_access_pending(t.e, 0, 100, 5, 5);
+		emu_access_pending(t.e, 0, 100, 5, 5, BASE);
 		struct snap s = snap_of(&t);
 		assert_int_equal(s.acc, 0);
 		assert_int_equal(s.loads, 0);
@@ -651,25 +662,40 @@ static void outside(void **state)
 	assert_int_equal(stat_of(&t, "core.loads") + stat_of(&t, "core.stores"), 0);
 
 	/* pending L1 hits (repeats of the last line, counted by the entry
-	 * points): loads, stores and L1 hits, access cost only */
+	 * points) of a line core 0's L1 holds: loads, stores and L1 hits,
+	 * access cost only, and the line dirty after the stores */
+	load(&t, 0, BASE);
+	spm_stat_reset(t.p);
 	uint64_t c0 = clock_ps(&t, 0);
-	emu_access_pending(t.e, 0, 2, 3, 4);
+	emu_access_pending(t.e, 0, 2, 3, 4, BASE);
 	assert_int_equal(clock_ps(&t, 0) - c0, 9 * 1000);
-	assert_int_equal(stat_of(&t, "core.accesses"), 1250 + 9);
+	assert_int_equal(stat_of(&t, "core.accesses"), 9);
 	assert_int_equal(stat_of(&t, "core.loads"), 3);
 	assert_int_equal(stat_of(&t, "core.stores"), 4);
 	assert_int_equal(stat_of(&t, "l1.hits"), 7);
 	assert_int_equal(stat_of(&t, "l1.misses") + stat_of(&t, "mem.reads"), 0);
+	size_t idx = 0;
+	assert_true(level_has(&t.e->cm->core[0]->l1, BASE, &idx));
+	assert_int_equal(t.e->cm->core[0]->l1.dirty[idx], 1);
+	/* pending hits of a line core 1's L1 does not hold (another thread
+	 * on core 1 moved it out, say): the first is a real access */
+	spm_stat_reset(t.p);
+	emu_access_pending(t.e, 1, 0, 2, 0, BASE + 1);
+	assert_int_equal(stat_of(&t, "core.loads"), 2);
+	assert_int_equal(stat_of(&t, "l1.misses"), 1);
+	assert_int_equal(stat_of(&t, "l1.hits"), 1);
+	assert_int_equal(stat_of(&t, "mem.reads"), 1);
 	spm_stat_reset(t.p);
 
-	/* emu_access's count of accesses: access_ns each; an L1 hit adds nothing */
+	/* emu_access's count of accesses: access_ns each; an L1 hit adds
+	 * nothing (BASE is in core 0's L1 from above: two hits) */
 	load(&t, 0, BASE);
 	c0 = clock_ps(&t, 0);
 	emu_access(t.e, 0, BASE, 1, 0, 5);
 	assert_int_equal(clock_ps(&t, 0) - c0, 5 * 1000);
 	assert_int_equal(stat_of(&t, "core.accesses"), 1 + 5);
 	assert_int_equal(stat_of(&t, "core.loads"), 2);
-	assert_int_equal(stat_of(&t, "l1.hits"), 1);
+	assert_int_equal(stat_of(&t, "l1.hits"), 2);
 
 	/* the data header (lines below 64) and lines past the pool: access cost only */
 	uint64_t loads = stat_of(&t, "core.loads"), reads = stat_of(&t, "mem.reads");
