@@ -25,15 +25,28 @@
  * ("sca:durability=none") persists nothing and is the negative control of
  * such a sweep: it must fail.
  *
+ * --value-size V gives every run values of V bytes (--elements E: an
+ * array of E elements).  --stats-bin PATH names the example commands built
+ * to print the core model's statistics at close (sweep_stats.c): each
+ * design's workload is run once more with it, and a design whose workload
+ * made no natural eviction (llc.writebacks: a dirty line leaving the
+ * last-level cache before the program flushed it, written back through the
+ * design's write path) fails the sweep -- the check of a sweep on tiny
+ * caches ("sca:l1_kib=1;llc_kib=4") that must take that path.
+ *
  * The unsafe design is the negative control: its sweep must report failures
  * (or reused pads), or the oracle is blind and the harness fails.  Exit 0
- * when every other design has 0 failures and 0 reused pads and each
- * negative control has failures or reused pads.
+ * when every other design has 0 failures and 0 reused pads, each
+ * negative control has failures or reused pads, and (--stats-bin) every
+ * design's workload made natural evictions.
  *
  *   crash_sweep --bin-dir DIR --work DIR --example NAME [--designs a,b,...]
  *               [--ops N] [--max-points M] [--seed S] [--evict] [--power P]
- *               [--report FILE]
+ *               [--value-size V] [--elements E] [--stats-bin PATH]
+ *               [--points K,K,...] [--report FILE]
  *
+ * --points K,K,... visits those crash points of each design instead of a
+ * sample (a failing point again, or points chosen by hand).
  * SPM_CRASH_SWEEP=full in the environment makes every sweep exhaustive.
  */
 #include <errno.h>
@@ -59,12 +72,17 @@ struct opts {
 	uint64_t seed;
 	int evict, full;
 	const char *power; /* --power P, or NULL */
+	const char *value_size; /* --value-size V of every run, or NULL */
+	const char *elements;	/* --elements E of every run (array), or NULL */
+	const char *stats_bin;	/* --stats-bin PATH (sweep_stats), or NULL */
+	const char *points;	/* --points K,K,...: the crash points to visit, or NULL */
 };
 
 struct result {
 	char design[128];
 	unsigned points_total, explored, ok, failures, recovery_crashes;
 	unsigned long reused, audited;
+	long writebacks; /* llc.writebacks of the workload (--stats-bin), or -1 */
 	unsigned first_failure;
 	double seconds;
 };
@@ -245,13 +263,10 @@ struct ctx {
 	char power_env[96]; /* --power: SPM_POWERFAIL=SEED:P of the next crash */
 };
 
-/* ex -- run spm-<example> with args, the given SPM_CRASH and the audit log. */
-static int ex(struct ctx *c, const char *crash, struct run_out *out, const char *a1,
-	      const char *a2, const char *a3, const char *a4, const char *a5,
-	      const char *a6)
+/* exv -- run argv (a NULL-terminated list) with the given SPM_CRASH, the
+ * design's options and the audit log. */
+static int exv(struct ctx *c, const char *crash, struct run_out *out, char *const argv[])
 {
-	char *argv[] = {c->bin, (char *)a1, (char *)a2, (char *)a3, (char *)a4, (char *)a5,
-			(char *)a6, NULL};
 	char crash_env[128];
 	const char *env[6];
 	unsigned n = 0;
@@ -269,16 +284,79 @@ static int ex(struct ctx *c, const char *crash, struct run_out *out, const char 
 	return run(argv, env, out);
 }
 
+/* ex -- run spm-<example> with args (up to six, the last ones NULL). */
+static int ex(struct ctx *c, const char *crash, struct run_out *out, const char *a1,
+	      const char *a2, const char *a3, const char *a4, const char *a5,
+	      const char *a6)
+{
+	char *argv[] = {c->bin, (char *)a1, (char *)a2, (char *)a3, (char *)a4, (char *)a5,
+			(char *)a6, NULL};
+	return exv(c, crash, out, argv);
+}
+
+/* ex_run -- `spm-<example> run POOL OPS --seed SEED` (and --value-size V,
+ * --elements E); with stats set, the same run by the --stats-bin build,
+ * which names the example first. */
+static int ex_run(struct ctx *c, const char *crash, struct run_out *out, const char *pool,
+		  const char *ops, const char *seed, int stats)
+{
+	char *argv[12];
+	unsigned n = 0;
+	if (stats) {
+		argv[n++] = (char *)c->o->stats_bin;
+		argv[n++] = (char *)c->o->example;
+	} else {
+		argv[n++] = c->bin;
+	}
+	argv[n++] = "run";
+	argv[n++] = (char *)pool;
+	argv[n++] = (char *)ops;
+	argv[n++] = "--seed";
+	argv[n++] = (char *)seed;
+	if (c->o->value_size) {
+		argv[n++] = "--value-size";
+		argv[n++] = (char *)c->o->value_size;
+	}
+	if (c->o->elements) {
+		argv[n++] = "--elements";
+		argv[n++] = (char *)c->o->elements;
+	}
+	argv[n] = NULL;
+	return exv(c, crash, out, argv);
+}
+
 /* crash_points -- how many crash points the workload passes. */
 static long count_points(struct ctx *c, const char *ops, const char *seed)
 {
 	struct run_out out;
 	if (copy_pool(c->tmpl, c->pool) ||
-	    ex(c, "count", &out, "run", c->pool, ops, "--seed", seed, NULL) ||
+	    ex_run(c, "count", &out, c->pool, ops, seed, 0) ||
 	    !exited_ok(out.status))
 		return -1;
 	const char *s = strstr(out.out, "spm-crash-points: ");
 	return s ? atol(s + strlen("spm-crash-points: ")) : -1;
+}
+
+/* natural_evictions -- llc.writebacks of the workload: the crashed run,
+ * done to its end on a copy of the template by the --stats-bin build; -1 if
+ * that fails. */
+static long natural_evictions(struct ctx *c, const char *ops, const char *seed)
+{
+	struct run_out out;
+	char audit[sizeof(c->audit_env)]; /* the copy's pads are not the pool's */
+	memcpy(audit, c->audit_env, sizeof(audit));
+	snprintf(c->audit_env, sizeof(c->audit_env), "SPM_AUDIT=%s.audit", c->scratch);
+	int rc = copy_pool(c->tmpl, c->scratch) ||
+		 ex_run(c, NULL, &out, c->scratch, ops, seed, 1) || !exited_ok(out.status);
+	memcpy(c->audit_env, audit, sizeof(audit));
+	remove_pool(c->scratch);
+	const char *s = strstr(out.out, "sweep-stat llc.writebacks ");
+	if (rc || !s) {
+		fprintf(stderr, "crash_sweep: %s: %s run: no llc.writebacks:\n%s\n",
+			c->o->example, c->o->stats_bin, out.out);
+		return -1;
+	}
+	return atol(s + strlen("sweep-stat llc.writebacks "));
 }
 
 /* recovery_points -- how many crash points the next check of c's pool (its
@@ -316,6 +394,28 @@ static unsigned *sample(long n, unsigned max, uint64_t seed, unsigned *count)
 			uint64_t lo = (uint64_t)n * i / m, hi = (uint64_t)n * (i + 1) / m;
 			k[i] = (unsigned)(lo + 1 + x % (hi - lo));
 		}
+	}
+	*count = m;
+	return k;
+}
+
+/* listed -- the crash points of a --points list, those up to n. */
+static unsigned *listed(const char *list, long n, unsigned *count)
+{
+	unsigned cap = 1, m = 0;
+	for (const char *p = list; *p; p++)
+		cap += *p == ',';
+	unsigned *k = malloc((size_t)cap * sizeof(*k));
+	if (!k)
+		return NULL;
+	for (const char *p = list; *p;) {
+		char *end;
+		unsigned long v = strtoul(p, &end, 10);
+		if (end == p)
+			break;
+		if (v >= 1 && v <= (unsigned long)n)
+			k[m++] = (unsigned)v;
+		p = *end == ',' ? end + 1 : end;
 	}
 	*count = m;
 	return k;
@@ -374,7 +474,7 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 	snprintf(c.audit_env, sizeof(c.audit_env), "SPM_AUDIT=%s.audit", c.tmpl);
 	if (ex(&c, NULL, &out, "create", c.tmpl, opts, "--size", "8388608", NULL) ||
 	    !exited_ok(out.status) ||
-	    ex(&c, NULL, &out, "run", c.tmpl, ops, "--seed", seed1, NULL) ||
+	    ex_run(&c, NULL, &out, c.tmpl, ops, seed1, 0) ||
 	    !exited_ok(out.status)) {
 		fprintf(stderr, "crash_sweep: %s/%s: template failed:\n%s\n", o->example,
 			design, out.out);
@@ -388,7 +488,11 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 		return -1;
 	}
 	res->points_total = (unsigned)n;
-	unsigned m, *ks = sample(n, o->full ? UINT32_MAX : o->max_points, o->seed, &m);
+	res->writebacks = -1;
+	if (o->stats_bin && (res->writebacks = natural_evictions(&c, ops, seed2)) < 0)
+		return -1;
+	unsigned m, *ks = o->points ? listed(o->points, n, &m)
+				    : sample(n, o->full ? UINT32_MAX : o->max_points, o->seed, &m);
 	if (!ks)
 		return -1;
 	for (unsigned i = 0; i < m; i++) {
@@ -399,7 +503,7 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 			snprintf(c.power_env, sizeof(c.power_env), "SPM_POWERFAIL=%llu:%s",
 				 (unsigned long long)(o->seed * 1000003 + k), o->power);
 		if (copy_pool(c.tmpl, c.pool) ||
-		    ex(&c, kbuf, &out, "run", c.pool, ops, "--seed", seed2, NULL)) {
+		    ex_run(&c, kbuf, &out, c.pool, ops, seed2, 0)) {
 			free(ks);
 			return -1;
 		}
@@ -425,7 +529,7 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 			failed = 1;
 		/* writes after recovery, then the oracle again */
 		if (!failed &&
-		    (ex(&c, NULL, &out, "run", c.pool, "20", "--seed", seed3, NULL) ||
+		    (ex_run(&c, NULL, &out, c.pool, "20", seed3, 0) ||
 		     !exited_ok(out.status) ||
 		     ex(&c, NULL, &out, "check", c.pool, NULL, NULL, NULL, NULL) || !is_ok(&out)))
 			failed = 1;
@@ -456,7 +560,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: crash_sweep --bin-dir DIR --work DIR --example NAME "
 			"[--designs a,b] [--ops N] [--max-points M] [--recovery-every R] "
-			"[--seed S] [--evict] [--power P] [--report FILE]\n");
+			"[--seed S] [--evict] [--power P] [--value-size V] [--elements E] "
+			"[--stats-bin PATH] [--points K,K,...] [--report FILE]\n");
 	return 2;
 }
 
@@ -497,6 +602,14 @@ int main(int argc, char **argv)
 			o.report = v;
 		else if (!strcmp(a, "--power"))
 			o.power = v;
+		else if (!strcmp(a, "--value-size"))
+			o.value_size = v;
+		else if (!strcmp(a, "--elements"))
+			o.elements = v;
+		else if (!strcmp(a, "--points"))
+			o.points = v;
+		else if (!strcmp(a, "--stats-bin"))
+			o.stats_bin = v;
 		else
 			return usage();
 	}
@@ -516,7 +629,7 @@ int main(int argc, char **argv)
 			bad = 1;
 			continue;
 		}
-		int negative = !strcmp(d, "unsafe") ||
+		int negative = (!strncmp(d, "unsafe", 6) && (!d[6] || d[6] == ':')) ||
 			       (o.power && strstr(d, "durability=none"));
 		printf("%-8s %-24s %7u %8u %8u %9u %9u %7lu %9lu %7.1f%s\n", o.example, d,
 		       r.points_total, r.explored, r.ok, r.failures, r.recovery_crashes,
@@ -526,12 +639,23 @@ int main(int argc, char **argv)
 				: (r.failures || r.reused ? "  FAILED" : ""));
 		if (r.failures && !negative)
 			printf("         first failing crash point: after:%u\n", r.first_failure);
+		/* a sweep meant for the eviction path that never took it */
+		int no_evictions = o.stats_bin && r.writebacks == 0;
+		if (o.stats_bin)
+			printf("         natural evictions (llc.writebacks) in the workload: %ld%s\n",
+			       r.writebacks, no_evictions ? "  NONE: EVICTION PATH UNTESTED" : "");
+		char wb[48] = "";
+		if (o.stats_bin)
+			snprintf(wb, sizeof(wb), " +llc.writebacks %ld", r.writebacks);
 		if (rep)
-			fprintf(rep, "| %s | %s%s%s%s | %u | %u | %u | %u | %u | %lu | %lu |\n",
+			fprintf(rep, "| %s | %s%s%s%s%s%s%s | %u | %u | %u | %u | %u | %lu | %lu |\n",
 				o.example, d, o.evict ? " +evict" : "",
-				o.power ? " +power " : "", o.power ? o.power : "", r.points_total,
+				o.power ? " +power " : "", o.power ? o.power : "",
+				o.value_size ? " +value " : "", o.value_size ? o.value_size : "",
+				wb, r.points_total,
 				r.explored, r.ok, r.failures, r.recovery_crashes, r.reused,
 				r.audited);
+		bad |= no_evictions;
 		if (negative) {
 			saw_unsafe = 1;
 			bad |= r.failures == 0 && r.reused == 0; /* either shows it sees */
