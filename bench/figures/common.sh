@@ -1,6 +1,7 @@
 # common.sh -- what the figure scripts share: where spm-bench and the output are, gnuplot, CSV columns, sweeps.
-# Sourced by figNN.sh.  Environment: SPM_BENCH (the binary), OUT (default doc/figures),
-# OPS (operations per core, each script has its own default), BENCH_ARGS (extra flags).
+# Sourced by figNN.sh.  Environment: SPM_BENCH (the binary), SPM_BENCH_NATIVE (the
+# uninstrumented one, for the wall-clock scripts), OUT (default doc/figures), OPS
+# (operations per core, each script has its own default), BENCH_ARGS (extra flags).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -19,10 +20,30 @@ find_bench() {
 }
 BENCH=$(find_bench)
 
+# find_bench_native -- spm-bench-native (the same program uninstrumented: the write-only
+# model, no core model) of a Release build if there is one.  The scripts that compare wall
+# clock with libpmemobj run it, so that the instrumentation's own cost never enters them.
+find_bench_native() {
+	if [ -n "${SPM_BENCH_NATIVE:-}" ]; then echo "$SPM_BENCH_NATIVE"; return; fi
+	for b in "$ROOT/build-rel/bench/spm-bench-native" "$ROOT/build/bench/spm-bench-native"; do
+		if [ -x "$b" ]; then echo "$b"; return; fi
+	done
+	echo "spm-bench-native not found: build it (cmake -B build-rel -DCMAKE_BUILD_TYPE=Release" \
+	     "&& cmake --build build-rel) or set SPM_BENCH_NATIVE" >&2
+	exit 1
+}
+
 # bench -- spm-bench with the caller's flags and BENCH_ARGS.
 bench() {
 	# shellcheck disable=SC2086
 	"$BENCH" "$@" ${BENCH_ARGS:-}
+}
+
+# bench_native -- spm-bench-native with the caller's flags and BENCH_ARGS (wall clock); the
+# script sets BENCH_NATIVE=$(find_bench_native) first.
+bench_native() {
+	# shellcheck disable=SC2086
+	"${BENCH_NATIVE:?set by find_bench_native}" "$@" ${BENCH_ARGS:-}
 }
 
 # sweep_add ONE ALL COLUMNS VALUES -- the rows of run ONE appended to ALL, with COLUMNS (comma

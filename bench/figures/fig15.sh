@@ -44,7 +44,7 @@ gnuplot <<GP
 $GP_STYLE
 set terminal $TERM_PNG size 1200,480
 set output "$OUT/fig15.png"
-set multiplot layout 1,2 title "Figure 15: SCA with a 128 KB - 8 MB counter cache (maps filled to $FOOTPRINT, array 8 MiB, $OPS ops)"
+set multiplot layout 1,2 title "Figure 15: SCA with a 128 KB - 8 MB counter cache (every structure but the queue filled to $FOOTPRINT, $OPS ops)"
 set logscale x 2
 set xtics ("128K" 128, "256K" 256, "512K" 512, "1M" 1024, "2M" 2048, "4M" 4096, "8M" 8192)
 set xrange [100:10000]

@@ -3,8 +3,11 @@
 # PAIRS pairs of runs, --prefault 1 then --prefault 0 in each pair (spm's prefault=1 and
 # libpmemobj's prefault.at_create together), each design's rate over libpmemobj's in the
 # same run; medians and ranges over the pairs (prefault.dat; the runs in prefault.csv).
-# Wall clock, so it moves between runs; not part of all.sh.
+# Wall clock, so it moves between runs; not part of all.sh.  Runs spm-bench-native, the
+# uninstrumented build (write-only model), so that the instrumentation's own cost never
+# enters a comparison with libpmemobj, with --footprint 0 (libpmemobj's structures start empty).
 . "$(dirname "$0")/common.sh"
+BENCH_NATIVE=$(find_bench_native)
 OPS=${OPS:-200000}
 PAIRS=${PAIRS:-5}
 csv=$OUT/prefault.csv dat=$OUT/prefault.dat
@@ -13,8 +16,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 for i in $(seq "$PAIRS"); do
 	for p in 1 0; do
-		bench --designs plain,fca,sca,pmdk --workloads queue,hashmap,btree --ops "$OPS" \
-			--prefault "$p" --csv "$tmp/$p-$i.csv" >/dev/null
+		bench_native --designs plain,fca,sca,pmdk --workloads queue,hashmap,btree --ops "$OPS" \
+			--footprint 0 --prefault "$p" --csv "$tmp/$p-$i.csv" >/dev/null
 	done
 done
 # one CSV: the run's pair and prefault setting first

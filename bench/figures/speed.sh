@@ -6,7 +6,12 @@
 # Separate processes because repetitions inside one process are not independent: this VM
 # has slow spells of several seconds, and one can cover all of a process's repetitions
 # (doc/tried.md, "Measuring on this VM").  Wall-clock, so it moves between runs; not part of all.sh.
+# Runs spm-bench-native, the uninstrumented build (the write-only model: write-backs and
+# fences; no core model), so that the instrumentation's own cost never enters a comparison
+# with libpmemobj; and --footprint 0, since libpmemobj's structures start empty (its array
+# has 1024 elements) whatever --footprint says.
 . "$(dirname "$0")/common.sh"
+BENCH_NATIVE=$(find_bench_native)
 OPS=${OPS:-200000}
 PROCS=${PROCS:-5}
 dat=$OUT/speed.dat
@@ -16,8 +21,8 @@ for csv in speed speed-timing-off; do rm -f "$OUT/$csv.csv"; done
 for p in $(seq "$PROCS"); do
 	for cfg in speed speed-timing-off; do
 		set=(); [ "$cfg" = speed-timing-off ] && set=(--set timing=off)
-		bench --designs plain,fca,sca,pmdk --ops "$OPS" --reps 1 "${set[@]}" \
-			--csv "$OUT/$cfg.one.csv" >/dev/null
+		bench_native --designs plain,fca,sca,pmdk --ops "$OPS" --reps 1 --footprint 0 \
+			"${set[@]}" --csv "$OUT/$cfg.one.csv" >/dev/null
 		if [ -f "$OUT/$cfg.csv" ]; then tail -n +2 "$OUT/$cfg.one.csv" >> "$OUT/$cfg.csv"
 		else cp "$OUT/$cfg.one.csv" "$OUT/$cfg.csv"; fi
 		rm -f "$OUT/$cfg.one.csv"

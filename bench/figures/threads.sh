@@ -3,8 +3,11 @@
 # instance of the workload on its own modeled core, in one pool (libpmemobj: a pool per
 # thread).  Reports each design's total ops/s at T threads over its own rate at one thread,
 # medians of REPS repetitions, all in one run.  Wall-clock, so it moves between runs; needs
-# as many idle CPUs as threads to mean anything.  Not part of all.sh.
+# as many idle CPUs as threads to mean anything.  Not part of all.sh.  Runs spm-bench-native,
+# the uninstrumented build (write-only model), so that the instrumentation's own cost never
+# enters a comparison with libpmemobj, with --footprint 0 (libpmemobj's structures start empty).
 . "$(dirname "$0")/common.sh"
+BENCH_NATIVE=$(find_bench_native)
 OPS=${OPS:-100000}
 REPS=${REPS:-3}
 THREADS=${THREADS:-"1 2"}
@@ -15,8 +18,8 @@ dat=$OUT/threads.dat
 
 rm -f "$csv"
 for t in $THREADS; do
-	bench --designs "$DESIGNS" --workloads "$LOADS" --ops "$OPS" --reps "$REPS" \
-		--threads "$t" --csv "$OUT/threads-$t.csv" >/dev/null
+	bench_native --designs "$DESIGNS" --workloads "$LOADS" --ops "$OPS" --reps "$REPS" \
+		--footprint 0 --threads "$t" --csv "$OUT/threads-$t.csv" >/dev/null
 	if [ -f "$csv" ]; then tail -n +2 "$OUT/threads-$t.csv" >> "$csv"
 	else cp "$OUT/threads-$t.csv" "$csv"; fi
 	rm -f "$OUT/threads-$t.csv"

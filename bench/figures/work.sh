@@ -4,11 +4,13 @@
 # plain at the same work, for work 0-8000 ns per operation; (b), (c) WORK_MC (default 4000
 # and 16000) ns per operation at 1, 2, 4, 8 cores: throughput normalized to plain at 1 core,
 # SCA's gain over FCA and its distance to ideal.  The paper's runtimes come from a Gem5 core
-# that executes the workloads; spm's timing model charges only what reaches the memory
-# controller unless work is charged, so every workload is write-bound at work 0.  4000 ns
-# puts one core where the paper's Figure 12 is; at 8 cores it saturates the modeled banks,
-# which the paper's system (SCA within 4.7 % of ideal at 8 cores while writing ~1.8x its
-# lines) did not: 16000 ns leaves them headroom.
+# that executes the workloads and their runtime library; spm's core model charges the
+# workloads' own loads and stores (issue cost, cache misses, memory reads) but not the
+# runtime library's instructions, and at work 0 every workload is write-bound (the write
+# path's time exceeds the core's; doc/results.md).  --work-ns adds a fixed time per
+# operation on top: 2000-4000 ns puts one core near the paper's Figure 12; at 8 cores 4000 ns
+# saturates the modeled banks, which the paper's system (SCA within 4.7 % of ideal at 8
+# cores while writing ~1.8x its lines) did not: 16000 ns leaves them headroom.
 . "$(dirname "$0")/common.sh"
 OPS=${OPS:-5000}
 WORK_MC=${WORK_MC:-4000 16000}
