@@ -29,6 +29,22 @@ void read_queue_reset(struct emu *e)
 }
 
 /*
+ * pad_at -- when a read's pad, begun at at, is ready: the engine's latency.
+ * The pad does not book the engine (tm_aes): the engine is a busy-until
+ * pipeline served in the order requests arrive, and a read's pad begins
+ * when its counter or its data arrives, in the future of the core's clock,
+ * where it would hold back the pads of the core's next write-backs,
+ * requested at earlier modeled times (a store miss does not stall the
+ * core).  Pipelined, the engine takes a line every aes_issue: its
+ * occupancy moves results by under 1 % (timing.c), its ordering by much
+ * more (doc/tried.md, "The core model").
+ */
+static inline uint64_t pad_at(const struct timing *tm, uint64_t at)
+{
+	return tm->off ? at : at + tm->aes;
+}
+
+/*
  * ctrl_read_bank -- a read of bank (core's bank, with core_banks) arriving at
  * at: when its data is out.  Reads go before queued writes that have not
  * started (read priority, as FR-FCFS memory controllers schedule): the read
@@ -84,10 +100,10 @@ uint64_t ctrl_read_line(struct emu *e, unsigned core, uint64_t line, uint64_t at
 	uint64_t data = ctrl_read_bank(e, core, ctrl_data_bank(e, line), at), ready = data;
 	if (e->design->enc == ENC_CTR) {
 		if (e->design->cc == CC_NONE) {
-			ready = tm_aes(tm, data); /* the counter came with the data */
+			ready = pad_at(tm, data); /* the counter came with the data */
 		} else {
 			uint64_t ctr = ctrl_counter_for_read(e, core, line, at);
-			ready = max64(data, tm_aes(tm, ctr));
+			ready = max64(data, pad_at(tm, ctr));
 		}
 		e->stat[ST_AES_PADS]++;
 	}
