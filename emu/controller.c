@@ -251,6 +251,25 @@ static void shadow_record(struct emu *e, uint64_t cl)
 }
 
 /*
+ * ctr_filled -- counter line cl missed and took way (cc_access): its dirty
+ * victim is written back before the way is reused, and where dirty
+ * counters can be lost the way's new line is recorded in the shadow table.
+ */
+static inline void ctr_filled(struct emu *e, unsigned core, uint64_t cl, struct cc_way *way,
+			      uint64_t victim, int victim_dirty, uint64_t t)
+{
+	if (victim_dirty) {
+		uint64_t acc;
+		e->stat[ST_CC_EVICTIONS]++;
+		enqueue_ctr(e, core, victim, t, 1, &acc);
+		emu_crash_point("ctr.evicted");
+	}
+	e->cc.last = way;
+	if (e->tracks_stale)
+		shadow_record(e, cl);
+}
+
+/*
  * counter_for_write -- increment the line's counter through the counter
  * cache.  A write that misses does not stall (SCA 5.2.1) but the fetch of the
  * counter line occupies its bank; a dirty victim is written back before its
@@ -279,15 +298,7 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 		e->stat[ST_CC_MISSES]++;
 		e->stat[ST_MEDIA_READS]++;
 		tm_read(&e->tm, core, ctr_bank(e, cl), t);
-		if (victim_dirty) {
-			uint64_t acc;
-			e->stat[ST_CC_EVICTIONS]++;
-			enqueue_ctr(e, core, victim, t, 1, &acc);
-			emu_crash_point("ctr.evicted");
-		}
-		e->cc.last = way;
-		if (e->tracks_stale)
-			shadow_record(e, cl);
+		ctr_filled(e, core, cl, way, victim, victim_dirty, t);
 	}
 	if (e->tracks_stale && e->cc.last->incs >= e->stop_loss) {
 		/* written back without this write's increment (stored when its
@@ -320,15 +331,7 @@ uint64_t ctrl_counter_for_read(struct emu *e, unsigned core, uint64_t line, uint
 	e->stat[ST_MEDIA_READS]++;
 	unsigned bank = e->design->ca == CA_COLOCATED ? data_bank(e, line) : ctr_bank(e, cl);
 	uint64_t done = ctrl_read_bank(e, core, bank, t + e->tm.cc_hit);
-	if (victim_dirty) {
-		uint64_t acc;
-		e->stat[ST_CC_EVICTIONS]++;
-		enqueue_ctr(e, core, victim, t, 1, &acc);
-		emu_crash_point("ctr.evicted");
-	}
-	e->cc.last = way;
-	if (e->tracks_stale)
-		shadow_record(e, cl);
+	ctr_filled(e, core, cl, way, victim, victim_dirty, t);
 	return done;
 }
 
