@@ -330,7 +330,7 @@ uint64_t ctrl_counter_for_read(struct emu *e, unsigned core, uint64_t line, uint
 	e->stat[ST_CC_MISSES]++;
 	e->stat[ST_MEDIA_READS]++;
 	unsigned bank = e->design->ca == CA_COLOCATED ? data_bank(e, line) : ctr_bank(e, cl);
-	uint64_t done = ctrl_read_bank(e, core, bank, t + e->tm.cc_hit);
+	uint64_t done = tm_read_first(&e->tm, core, bank, t + e->tm.cc_hit);
 	ctr_filled(e, core, cl, way, victim, victim_dirty, t);
 	return done;
 }

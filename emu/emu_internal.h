@@ -224,6 +224,10 @@ int tm_queued(const struct timing *t, const struct tm_queue *q, uint64_t addr,
 	      uint64_t at);
 /* A read from bank issued at time t; returns when its data has crossed the bus. */
 uint64_t tm_read(struct timing *t, unsigned core, unsigned bank, uint64_t at);
+/* a read that goes before queued writes (read.c): when its data is out, unbooked */
+uint64_t tm_read_first(const struct timing *t, unsigned core, unsigned bank, uint64_t at);
+/* a read's pad: the engine's latency, unbooked (read.c) */
+uint64_t tm_aes_unbooked(const struct timing *t, uint64_t at);
 uint64_t tm_makespan(const struct timing *t);
 /* when bank b's latest booked request ends (0: none) */
 uint64_t tm_bank_free(const struct timing *t, unsigned b);
@@ -546,7 +550,6 @@ uint64_t cache_access(struct emu *e, unsigned core, uint64_t line, unsigned stor
 void cache_clean(struct emu *e, uint64_t first, uint64_t n);
 /* read.c: a memory read of data line at time at; when its plaintext is ready */
 uint64_t ctrl_read_line(struct emu *e, unsigned core, uint64_t line, uint64_t at);
-uint64_t ctrl_read_bank(struct emu *e, unsigned core, unsigned bank, uint64_t at);
 void read_queue_reset(struct emu *e);
 /* controller.c, for the read path and the caches */
 uint64_t ctrl_counter_for_read(struct emu *e, unsigned core, uint64_t line, uint64_t t);

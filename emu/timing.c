@@ -737,6 +737,58 @@ uint64_t tm_read(struct timing *t, unsigned core, unsigned bank, uint64_t at)
 	return book_any(t, core, core_bank(t, core, bank), at, len, t->wtr, xfer, 0) + len;
 }
 
+/*
+ * tm_aes_unbooked -- when a read's pad, begun at at, is ready (read.c): the engine's latency.
+ * The pad does not book the engine (tm_aes): the engine is a busy-until
+ * pipeline served in the order requests arrive, and a read's pad begins
+ * when its counter or its data arrives, in the future of the core's clock,
+ * where it would hold back the pads of the core's next write-backs,
+ * requested at earlier modeled times (a store miss does not stall the
+ * core).  Pipelined, the engine takes a line every aes_issue: its
+ * occupancy moves results by under 1 % (timing.c), its ordering by much
+ * more (doc/tried.md, "The core model").
+ */
+uint64_t tm_aes_unbooked(const struct timing *t, uint64_t at)
+{
+	return t->off ? at : at + t->aes;
+}
+
+/*
+ * tm_read_first -- a read of bank (core's bank, with core_banks) arriving at
+ * at: when its data is out.  Reads go before queued writes that have not
+ * started (read priority, as FR-FCFS memory controllers schedule): the read
+ * waits only for the request its bank is serving at at (and tWTR after a
+ * write), then takes tRCD + tCL and its burst on the bus (not booked on the
+ * bus either).  A calendar joins back-to-back bookings
+ * into one interval, so the request in progress is taken to be a write
+ * (tCWD + tWR) in a row of writes from the interval's start.  It is not
+ * booked on the bank's calendar, so writes already scheduled keep their times; a read therefore delays no
+ * write, and two reads of one bank do not wait for each other (with
+ * blocking cores, a core has at most one load miss in flight).
+ */
+uint64_t tm_read_first(const struct timing *t, unsigned core, unsigned bank, uint64_t at)
+{
+	if (t->off)
+		return at;
+	const struct tm_cal *c = &t->bank[core_bank(t, core, bank)];
+	const uint64_t busy = t->busy ? t->busy : 1;
+	uint64_t start = at;
+	if (at < c->floor) /* in what the calendar forgot: as if one write serves */
+		start = c->floor < at + busy ? c->floor : at + busy;
+	unsigned k = c->n; /* back to the first booking that ends after start */
+	while (k > 0 && c->end[k - 1] > start)
+		k--;
+	for (; k < c->n && c->start[k] <= start; k++)
+		if (start < c->end[k]) {
+			/* a booking joins back-to-back requests: the one in
+			 * progress at start ends at the next multiple of a
+			 * write's time from the booking's start */
+			uint64_t done = c->start[k] + ((start - c->start[k]) / busy + 1) * busy;
+			start = (done < c->end[k] ? done : c->end[k]) + (c->write[k] ? t->wtr : 0);
+		}
+	return start + t->rcd + t->cl + t->burst; /* the data crosses the bus */
+}
+
 /* tm_makespan -- the modeled time of the run: the latest core clock. */
 uint64_t tm_makespan(const struct timing *t)
 {

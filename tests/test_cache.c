@@ -480,12 +480,12 @@ static void read_priority(void **state)
 	assert_true(cal->end[0] - s0 >= 4 * busy);
 	for (unsigned w = 0; w < 3; w++) {
 		uint64_t at = s0 + w * busy + busy / 3;
-		assert_int_equal(ctrl_read_bank(t.e, 0, bank, at),
+		assert_int_equal(tm_read_first(tm, 0, bank, at),
 				 s0 + (w + 1) * busy + tm->wtr + tm->rcd + tm->cl + tm->burst);
 	}
 	/* before the row starts: served at once */
 	assert_true(s0 >= 1000);
-	assert_int_equal(ctrl_read_bank(t.e, 0, bank, s0 - 1000),
+	assert_int_equal(tm_read_first(tm, 0, bank, s0 - 1000),
 			 s0 - 1000 + tm->rcd + tm->cl + tm->burst);
 	tp_done(&t);
 }
