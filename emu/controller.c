@@ -60,6 +60,12 @@ static inline unsigned data_bank(const struct emu *e, uint64_t line)
 	return bank_of(e, line);
 }
 
+/* ctrl_bank_of -- the bank of any line address (redo.c: the log area). */
+unsigned ctrl_bank_of(const struct emu *e, uint64_t addr)
+{
+	return bank_of(e, addr);
+}
+
 /* ctrl_data_bank -- the bank of a data line (reenc.c). */
 unsigned ctrl_data_bank(const struct emu *e, uint64_t line)
 {
@@ -100,6 +106,12 @@ static inline unsigned ctr_bank(const struct emu *e, uint64_t cl)
 	default:
 		return bank_of(e, CTR_AREA + cl);
 	}
+}
+
+/* ctrl_ctr_bank -- ctr_bank, for redo.c. */
+unsigned ctrl_ctr_bank(const struct emu *e, uint64_t cl)
+{
+	return ctr_bank(e, cl);
 }
 
 static inline void note_pending(struct emu *e, unsigned core, uint64_t accept)
@@ -261,8 +273,12 @@ static inline void ctr_filled(struct emu *e, unsigned core, uint64_t cl, struct 
 	if (victim_dirty) {
 		uint64_t acc;
 		e->stat[ST_CC_EVICTIONS]++;
-		enqueue_ctr(e, core, victim, t, 1, &acc);
-		emu_crash_point("ctr.evicted");
+		if (e->redo) { /* speculative counters go to the counter buffer */
+			redo_ctr_victim(e, core, victim, t);
+		} else {
+			enqueue_ctr(e, core, victim, t, 1, &acc);
+			emu_crash_point("ctr.evicted");
+		}
 	}
 	e->cc.last = way;
 	if (e->tracks_stale)
@@ -329,7 +345,9 @@ uint64_t ctrl_counter_for_read(struct emu *e, unsigned core, uint64_t line, uint
 	struct cc_way *way = e->cc.last;
 	e->stat[ST_CC_MISSES]++;
 	e->stat[ST_MEDIA_READS]++;
-	unsigned bank = e->design->ca == CA_COLOCATED ? data_bank(e, line) : ctr_bank(e, cl);
+	unsigned bank;
+	if (!e->redo || !redo_ctr_buffered(e, cl, &bank))
+		bank = e->design->ca == CA_COLOCATED ? data_bank(e, line) : ctr_bank(e, cl);
 	uint64_t done = tm_read_first(&e->tm, core, bank, t + e->tm.cc_hit);
 	ctr_filled(e, core, cl, way, victim, victim_dirty, t);
 	return done;
@@ -807,11 +825,12 @@ static __attribute__((noinline)) void write_ranges_prepadded(struct emu *e, unsi
 			write_lines_locked(e, core, r[i].first, r[i].n, view, &pp);
 }
 
-/* write_ranges_locked -- the work of emu_write_ranges (the caller holds the
- * lock; core is in range); inline, for the flags its callers pass. */
+/* write_ranges_plain -- the work of emu_write_ranges without a redo log
+ * (the caller holds the lock; core is in range); inline, for the flags its
+ * callers pass. */
 static inline __attribute__((always_inline)) void
-write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
-		    const void *view, unsigned flags)
+write_ranges_plain(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
+		   const void *view, unsigned flags)
 {
 	if (__builtin_expect(e->cm && e->cm->nmade, 0)) /* clwb: clean in every cache */
 		for (size_t i = 0; i < n; i++)
@@ -828,6 +847,29 @@ write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, siz
 		fence_locked(e, core);
 }
 
+/* ctrl_write_ranges_plain -- write_ranges_plain, for redo.c. */
+void ctrl_write_ranges_plain(struct emu *e, unsigned core, const struct emu_range *r,
+			     size_t n, const void *view, unsigned flags)
+{
+	write_ranges_plain(e, core, r, n, view, flags);
+}
+
+/* write_ranges_locked -- write_ranges_plain, or in the redo designs
+ * redo_write_ranges (lines of open transactions wait for their commit). */
+static inline __attribute__((always_inline)) void
+write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
+		    const void *view, unsigned flags)
+{
+	if (__builtin_expect(e->redo != NULL, 0)) {
+		if (e->cm && e->cm->nmade)
+			for (size_t i = 0; i < n; i++)
+				cache_clean(e, r[i].first, r[i].n);
+		redo_write_ranges(e, core, r, n, view, flags);
+		return;
+	}
+	write_ranges_plain(e, core, r, n, view, flags);
+}
+
 /*
  * ctrl_evict_line -- a natural eviction (cache.c): the LLC writes dirty line
  * back, its plaintext taken from view now, through the design's write path
@@ -838,6 +880,8 @@ write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, siz
 void ctrl_evict_line(struct emu *e, unsigned core, uint64_t line, const uint8_t *view)
 {
 	const uint64_t clock = e->tm.clock[core], pending = e->tm.pending[core];
+	if (e->redo && redo_evict_skip(e, line))
+		return;
 	write_lines_locked(e, core, line, 1, view, NULL);
 	e->tm.clock[core] = clock;
 	e->tm.pending[core] = pending;

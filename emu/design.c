@@ -8,38 +8,46 @@
 
 /* The presets.  Columns: name, encryption, counter cache, counter-atomicity,
  * honours counter_cache_writeback(), counter layout, counter placement,
- * counter write coalescing, default profile, source. */
+ * counter write coalescing, logging, default profile, source. */
 static const struct design designs[] = {
-	{"plain", ENC_NONE, CC_NONE, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
+	{"plain", ENC_NONE, CC_NONE, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
 	 "SCA 6.1: no-encryption design"},
-	{"ideal", ENC_CTR, CC_BATTERY, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
+	{"ideal", ENC_CTR, CC_BATTERY, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
 	 "SCA 6.1: ideal design, battery-backed counter cache, no counter-atomicity cost"},
-	{"unsafe", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
+	{"unsafe", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
 	 "negative control: write-back counter cache, no battery, no counter-atomicity"},
-	{"colocated", ENC_CTR, CC_NONE, CA_COLOCATED, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
+	{"colocated", ENC_CTR, CC_NONE, CA_COLOCATED, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
 	 "SCA 3.2.1, Fig. 5(a): data and counter in one 72 B write, no counter cache"},
-	{"colocated-cc", ENC_CTR, CC_WB, CA_COLOCATED, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
+	{"colocated-cc", ENC_CTR, CC_WB, CA_COLOCATED, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
 	 "SCA 3.2.1, Fig. 5(b): co-located write plus a counter cache for reads"},
-	{"fca", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
+	{"fca", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
 	 "SCA 3.2.2: full counter-atomicity, every write pairs data and counter"},
-	{"sca", ENC_CTR, CC_WB, CA_SELECTIVE, 1, LAYOUT_MONO, CP_INTERLEAVE, 0, "sca",
+	{"sca", ENC_CTR, CC_WB, CA_SELECTIVE, 1, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
 	 "SCA 4-5: selective counter-atomicity, CounterAtomic + counter_cache_writeback"},
-	{"wt", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_SINGLE, 0, "supermem",
+	{"wt", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_SINGLE, 0, LOG_SW, "supermem",
 	 "SuperMem 3.2, 4: write-through counter cache with a register, split "
 	 "counters in one bank (WT)"},
-	{"wt-cwc", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_SINGLE, 1, "supermem",
+	{"wt-cwc", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_SINGLE, 1, LOG_SW, "supermem",
 	 "SuperMem 3.4: WT plus counter write coalescing (WT+CWC)"},
-	{"wt-xbank", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_XBANK, 0, "supermem",
+	{"wt-xbank", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_XBANK, 0, LOG_SW, "supermem",
 	 "SuperMem 3.3: WT plus cross-bank counter storage (WT+XBank)"},
-	{"supermem", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_XBANK, 1, "supermem",
+	{"supermem", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_XBANK, 1, LOG_SW, "supermem",
 	 "SuperMem 3: WT + XBank + CWC"},
+	/* the redo designs: transactions logged by the controller (redo.c);
+	 * a write-back outside a commit is a counter-atomic pair */
+	{"srl", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SRL, "redo",
+	 "Redo logging IV.A: Secure Redo Logging, entries under the log address's counter"},
+	{"lame", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_LAME, "redo",
+	 "Redo logging III.B: Log-Aware Memory Encryption, entries under the home's"},
+	{"clame", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_CLAME, "redo",
+	 "Redo logging III.C: LAME with compact log records"},
 };
 
 /* design_names -- the preset names, comma separated. */
 const char *design_names(void)
 {
 	return "plain, ideal, unsafe, colocated, colocated-cc, fca, sca, wt, wt-cwc, "
-	       "wt-xbank, supermem";
+	       "wt-xbank, supermem, srl, lame, clame";
 }
 
 /* placement_find -- the counter placement called name (the ctr_placement
@@ -105,6 +113,16 @@ const struct design *design_table(unsigned *n)
  * the workloads execute per memory access, at the sustained IPC of an
  * out-of-order core on code that hits its caches. */
 #define ACCESS_CYC 3.0
+/* redo: the redo-logging paper's Table I -- 4 out-of-order cores at 2 GHz,
+ * L1 D 32 KB 8-way 2 cycles, L2 256 KB 8-way 8 cycles private, LLC 2 MB per
+ * core 16-way 25 cycles shared; 32 write queue entries (one queue, shared
+ * by data, counters and log), 64 read queue entries, 512 KB counter cache
+ * (its ways not given: 8); PCM 300 / 48 ns write / read as SCA's (its
+ * references), the same timings; 2 ranks of 16 banks: 32 banks, lines
+ * interleaved and hashed as in SCA's profile; 40 ns AES in a 16-stage
+ * pipeline: a line enters every 40 / 16 = 2.5 ns, one engine shared by
+ * every pad (AES queueing is modeled).  The mapping and counter-mapping
+ * tables (512 KB each) are redo.c's. */
 
 static const struct profile profiles[] = {
 	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1,
@@ -117,6 +135,11 @@ static const struct profile profiles[] = {
 	 .ghz = 2.0, .l1_kib = 64, .l1_ways = 8, .l1_cyc = 2, .l2_kib = 512, .l2_ways = 8,
 	 .l2_cyc = 15, .llc_kib = 4096, .llc_ways = 8, .llc_cyc = 30, .llc_per_core = 0,
 	 .ctr_per_core = 0, .access_cyc = ACCESS_CYC, .rq_entries = 32},
+	{"redo", 48, 15, 13, 50, 7.5, 300, 40, 2.5, 2, 1, 512, 8, 32, 32, 32, 1,
+	 .wpq_shared = 1, .bank_hash = 1, .wpq_inorder = 0, .bus_mhz = 533, .line_beats = 8,
+	 .ghz = 2.0, .l1_kib = 32, .l1_ways = 8, .l1_cyc = 2, .l2_kib = 256, .l2_ways = 8,
+	 .l2_cyc = 8, .llc_kib = 2048, .llc_ways = 16, .llc_cyc = 25, .llc_per_core = 1,
+	 .ctr_per_core = 0, .access_cyc = ACCESS_CYC, .rq_entries = 64},
 };
 
 /* profile_find -- the profile called name, or NULL. */

@@ -84,13 +84,18 @@ static int resolve(struct emu *e, const struct emu_config *cfg, const char *desi
 	const char *pname = cfg->profile[0] ? cfg->profile : e->design->profile;
 	e->profile = profile_find(pname);
 	if (!e->profile)
-		return emu_err(SPM_E_OPTION, "profile: unknown profile \"%s\" (sca, supermem)",
-			       pname);
+		return emu_err(SPM_E_OPTION, "profile: unknown profile \"%s\" (sca, supermem, "
+			       "redo)", pname);
 	e->layout = ctr_layout_of(e->design->layout);
 	/* WQ_COLOC data entries (write_one) drain independently of the counter
 	 * queue; without them a drained counter line is the newest */
 	e->ctr_home_fifo = e->layout->id == LAYOUT_SPLIT ||
-			   (e->design->ca != CA_COLOCATED && e->design->cc != CC_BATTERY);
+			   (e->design->ca != CA_COLOCATED && e->design->cc != CC_BATTERY &&
+			    e->design->logging == LOG_SW); /* redo.c writes counters home too */
+	e->redo_early_apply = cfg->redo_early_apply;
+	if (cfg->log_kib && e->design->logging == LOG_SW)
+		return emu_err(SPM_E_OPTION, "log_kib: design %s has no redo log (srl, lame, "
+			       "clame have)", e->design->name);
 	e->minor_bits = e->layout->id == LAYOUT_SPLIT ? SPLIT_MINOR_BITS : 0;
 	if (cfg->minor_bits) {
 		if (e->layout->id != LAYOUT_SPLIT)
@@ -271,6 +276,7 @@ static void emu_free(struct emu *e)
 	OPENSSL_cleanse(e->key_raw, sizeof(e->key_raw));
 	OPENSSL_cleanse(e->epoch_key, sizeof(e->epoch_key));
 	free(e->dropped);
+	redo_free(e);
 	if (e->lock_ready)
 		pthread_mutex_destroy(&e->lock);
 	crypto_free(e->crypto);
@@ -620,6 +626,17 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	sb.shadow_slots = SHADOW_SLOTS;
 	sb.stop_loss = STOP_LOSS_DEFAULT;
 	sb.meta_size = sb.shadow_off + round_up(SHADOW_SLOTS * sizeof(uint64_t), EMU_PAGE);
+	/* the redo designs' log area (redo.c) */
+	sb.log_lines = cfg->log_kib ? (uint64_t)cfg->log_kib * 1024 / EMU_LINE
+				    : redo_log_lines_default(e->design);
+	if (e->design->logging == LOG_SW)
+		sb.log_lines = 0;
+	if ((rc = redo_check_log_size(e->design, sb.log_lines)))
+		goto fail;
+	if (sb.log_lines) {
+		sb.log_off = sb.meta_size;
+		sb.meta_size += round_up(sb.log_lines * EMU_LINE, EMU_PAGE);
+	}
 
 	sb.state = SB_STATE_DIRTY;
 	if (enc && !make_key && !key_has_room(&kf, sb.uuid)) {
@@ -661,7 +678,7 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 		rc = emu_err(-ENOMEM, "out of memory");
 		goto fail;
 	}
-	if ((rc = attach(e)))
+	if ((rc = attach(e)) || (rc = redo_attach(e)))
 		goto fail;
 	if (enc && create_fill_ciphertext(e)) {
 		rc = SPM_E_CRYPTO;
@@ -815,6 +832,19 @@ static int unready_pair_ctr(const struct wq_entry *w, const struct wq_entry *ctr
 	return 0;
 }
 
+/* check_redo_clean -- a clean pool's redo registers (redo_check; no queue). */
+static int check_redo_clean(const char *meta_path, const struct superblock *sb)
+{
+	if (!sb->log_lines)
+		return 0;
+	int fd = open(meta_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return emu_err(-errno, "%s: %s", meta_path, strerror(errno));
+	int rc = redo_check(fd, meta_path, sb, NULL, 0);
+	close(fd);
+	return rc;
+}
+
 static int check_adr(const char *meta_path, const struct superblock *sb)
 {
 	int fd = open(meta_path, O_RDONLY | O_CLOEXEC);
@@ -833,7 +863,8 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 		rc = emu_err(SPM_E_TRUNCATED, "%s: cannot read the ADR region", meta_path);
 	for (unsigned i = 0; i < total && !rc; i++) {
 		int is_ctr = i >= dcap;
-		if ((w[i].state & WQ_VALID) && w[i].addr >= lines[is_ctr])
+		uint64_t limit = !is_ctr && (w[i].state & WQ_LOG) ? sb->log_lines : lines[is_ctr];
+		if ((w[i].state & WQ_VALID) && w[i].addr >= limit)
 			rc = emu_err(SPM_E_CORRUPT, "%s: ADR %s queue entry %u addresses line "
 				     "%llu beyond the pool", meta_path, is_ctr ? "counter" : "data",
 				     is_ctr ? i - dcap : i, (unsigned long long)w[i].addr);
@@ -859,6 +890,8 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 		drop[ndrop++] = (struct pending_drop){table.e[k].line, table.e[k].ctr};
 	if (!rc)
 		rc = check_drops(fd, meta_path, sb, lay, drop, ndrop);
+	if (!rc)
+		rc = redo_check(fd, meta_path, sb, w, dcap);
 	free(w);
 	free(drop);
 	close(fd);
@@ -952,8 +985,19 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 		sb->shadow_off == sb->ca_off + sb->ca_size && sb->shadow_slots >= 1 &&
 		sb->shadow_slots <= (1u << 24) && sb->stop_loss >= 1 &&
 		sb->stop_loss <= (1ull << 32) &&
+		sb->log_lines <= (1ull << 32) &&
+		sb->log_off == (sb->log_lines ? sb->shadow_off +
+						   round_up(sb->shadow_slots * sizeof(uint64_t),
+							    EMU_PAGE) : 0) &&
 		sb->meta_size == sb->shadow_off + round_up(sb->shadow_slots * sizeof(uint64_t),
-							   EMU_PAGE);
+							   EMU_PAGE) +
+				 round_up(sb->log_lines * EMU_LINE, EMU_PAGE);
+	/* a redo design has a log of one record at least; no other has one */
+	const struct design *sd = design_find(sb->design);
+	geometry_ok = geometry_ok && sd && ((sd->logging == LOG_SW) == (sb->log_lines == 0)) &&
+		      (!sb->log_lines ||
+		       (sb->log_lines >= (sd->logging == LOG_CLAME ? 9u : 17u) &&
+			(sd->logging != LOG_CLAME || sb->log_lines / 9 * 8 <= (1u << 16))));
 	/* every region inside meta_size (so none of the sums above wrapped
 	 * around) and page aligned (the counters are mapped at ctr_off) */
 #define REGION_OK(off, size) ((off) % EMU_PAGE == 0 && (off) <= sb->meta_size && \
@@ -972,7 +1016,7 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 		return rc;
 	if (sb->state == SB_STATE_DIRTY)
 		return check_adr(meta_path, sb);
-	return 0;
+	return check_redo_clean(meta_path, sb);
 }
 
 /* ctrl_recover -- the controller's part of recovery (ADR drain). */
@@ -1143,7 +1187,10 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		goto fail;
 	/* a clean pool stays clean until emu_mark_dirty: the runtime reads
 	 * and checks it first, and a pool it refuses is left as it was */
-	if ((rc = attach(e)))
+	if ((rc = attach(e)) || (rc = redo_attach(e)))
+		goto fail;
+	/* committed redo records applied, interrupted ones' lines noted */
+	if (e->was_dirty && (rc = redo_recover(e)))
 		goto fail;
 	int stale = e->was_dirty && e->design->enc == ENC_CTR ? ctrl_advance_stale(e) : 0;
 	if (stale == -2) {
@@ -1158,6 +1205,8 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 			     why);
 		goto fail;
 	}
+	if (e->was_dirty && (rc = redo_recover_finish(e)))
+		goto fail;
 	*out = e;
 	return 0;
 fail:
@@ -1190,6 +1239,7 @@ int emu_close(struct emu *e)
 	if (!e)
 		return 0;
 	pthread_mutex_lock(&e->lock);
+	redo_apply_all(e, 0); /* the redo log's committed records in place */
 	ctrl_drain_all(e);
 	if (e->design->enc == ENC_CTR)
 		sync_counters(e);

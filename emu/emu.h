@@ -60,6 +60,9 @@ struct emu_config {
 	/* timing overrides in ns; negative = profile value */
 	double t_rcd, t_cl, t_cwd, t_faw, t_wtr, t_wr, aes_ns;
 	double bus_mhz; /* the data bus clock in MHz; 0 or negative = profile value */
+	unsigned log_kib; /* the redo designs' log area at create (0: 1024) */
+	int redo_early_apply; /* a negative control (test knob): redo records applied
+			       * in place before their commit record */
 };
 
 void emu_config_init(struct emu_config *cfg);
@@ -149,6 +152,20 @@ void emu_access_pending(struct emu *e, unsigned core, uint64_t outside, uint64_t
 int emu_models_accesses(const struct emu *e);
 /* The plaintext view natural evictions write back from (the runtime's). */
 void emu_set_view(struct emu *e, const void *view);
+/*
+ * The redo designs (emu/redo.c: srl, lame, clame): the controller logs a
+ * transaction's lines.  emu_is_redo -- is this one of them?  emu_redo_hold
+ * -- lines an open transaction declared: their write-backs wait for it.
+ * emu_redo_release -- an aborted transaction's lines, no longer held.
+ * emu_redo_commit -- the transaction's lines (plaintext in view) logged and
+ * committed: 0 once its commit record is in the ADR domain, or an error
+ * (SPM_E_NOSPACE: larger than the log) with nothing committed.
+ */
+int emu_is_redo(const struct emu *e);
+void emu_redo_hold(struct emu *e, uint64_t first, uint64_t n);
+void emu_redo_release(struct emu *e, const struct emu_range *r, size_t n);
+int emu_redo_commit(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
+		    const void *view);
 /* counter_cache_writeback() for the counters of lines [first, first+n). */
 void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n);
 /* A hint, no modeled effect: lines [first, first+n) will be written back

@@ -40,6 +40,14 @@ enum ctr_placement {
 	CP_XBANK,      /* XBank: in bank (X + N/2) mod N */
 };
 enum ctr_layout_id { LAYOUT_MONO = 0, LAYOUT_SPLIT = 1 };
+/* Who logs transactions (redo.c): the runtime's undo log, or the
+ * controller's redo log in one of the redo-logging paper's three forms. */
+enum log_policy {
+	LOG_SW,    /* software undo log (lib/tx.c) */
+	LOG_SRL,   /* Secure Redo Logging: entries under the log address's counter */
+	LOG_LAME,  /* Log-Aware Memory Encryption (§III.B): under the home's */
+	LOG_CLAME, /* LAME with compact log records (§III.C) */
+};
 
 struct design {
 	const char *name;
@@ -50,6 +58,7 @@ struct design {
 	enum ctr_layout_id layout;
 	enum ctr_placement placement;
 	int coalesce; /* counter write coalescing in the queue (SuperMem 3.4.3) */
+	enum log_policy logging; /* who logs transactions */
 	const char *profile; /* default profile */
 	const char *paper; /* where it comes from */
 };
@@ -181,6 +190,7 @@ struct timing {
 					 * (tFAW; 0: none yet) */
 	uint8_t act_next[EMU_MAX_CORES]; /* the ring's oldest: the next replaced */
 	uint64_t aes_free;
+	uint64_t aes_ops, aes_wait; /* pads booked on the engine; ps they waited for it */
 	struct tm_queue qdata, qctr;
 	uint64_t clock[EMU_MAX_CORES];
 	uint64_t pending[EMU_MAX_CORES];
@@ -339,7 +349,9 @@ struct superblock {
 	uint32_t minor_bits;   /* split layout: bits of a minor counter (1..7) */
 	uint32_t pad2;
 	char layout[64];       /* layout=NAME given at create, NUL-padded ("" = none) */
-	uint8_t reserved[512 - 280];
+	uint64_t log_off;      /* the redo designs' log area (redo.c), after the shadow */
+	uint64_t log_lines;    /* table; 0: none */
+	uint8_t reserved[512 - 296];
 	/* not checksummed: written alone with one 8-byte store */
 	uint64_t state;
 };
@@ -361,6 +373,7 @@ enum {
 	WQ_RESERVED = 32u, /* not valid yet: its ciphertext is being written, under
 			    * the counter held in pad, for the line in addr
 			    * (recovery advances the line past it) */
+	WQ_LOG = 64u,   /* addr is a line of the redo log area, not of the data */
 };
 struct wq_entry {
 	uint64_t seq;
@@ -555,6 +568,55 @@ void read_queue_reset(struct emu *e);
 uint64_t ctrl_counter_for_read(struct emu *e, unsigned core, uint64_t line, uint64_t t);
 void ctrl_evict_line(struct emu *e, unsigned core, uint64_t line, const uint8_t *view);
 
+/* ------------------------------------------------------------ redo log (redo.c) */
+
+/* The redo log's registers, in the ADR region's header after the dropped
+ * table: record numbers, which only grow (slot = number mod records). */
+#define ADR_REDO_OFF 3968u
+struct redo_regs {
+	uint64_t head;      /* the oldest record not yet applied in place */
+	uint64_t committed; /* records below it belong to committed transactions */
+	uint64_t tail;      /* records below it may have been written */
+	uint64_t pad;
+};
+/* Line addresses of the log area and the counter buffer, for banks and pads:
+ * past the data (< 2^42 lines) and the counter area (2^42). */
+#define REDO_LOG_AREA (1ull << 43)
+#define REDO_CTRBUF_AREA (REDO_LOG_AREA + (1ull << 40))
+#define CLAME_PARTIAL_BITS 18u
+#define CLAME_ADDR_BITS 45u
+struct redo_item {
+	uint64_t line;    /* the home line */
+	uint32_t partial; /* the low 18 bits of its counter; 0: overflow */
+};
+/* A compact record's 64-byte header (§III.C): items 0..7 at bit 63 i, each a
+ * 45-bit line and an 18-bit partial counter, then 8 valid bits. */
+void clame_hdr_pack(uint8_t out[EMU_LINE], const struct redo_item it[8], unsigned valid);
+unsigned clame_hdr_unpack(const uint8_t in[EMU_LINE], struct redo_item it[8]);
+/* the full counter an item's partial stands for, given the line's last
+ * known counter (each logged write raised it by one; overflow: caller) */
+uint64_t clame_full_ctr(uint64_t last, uint32_t partial);
+/* The planning of records: n lines with counters ctr[] laid out into
+ * records (overflow slots, an 8th item that overflows moving on): the
+ * number of records; slot_of[i] = record * 8 + slot of line i. */
+uint64_t redo_plan(enum log_policy pol, const uint64_t *ctr, size_t n, uint32_t *slot_of);
+uint64_t redo_log_lines_default(const struct design *d);
+int redo_check_log_size(const struct design *d, uint64_t log_lines);
+int redo_attach(struct emu *e);
+void redo_free(struct emu *e);
+int redo_check(int meta_fd, const char *meta_path, const struct superblock *sb,
+	       const struct wq_entry *data_q, unsigned dcap);
+int redo_recover(struct emu *e);
+int redo_recover_finish(struct emu *e);
+void redo_apply_all(struct emu *e, unsigned core);
+/* controller.c's write path, for the redo designs' lines that go home */
+void redo_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
+		       const void *view, unsigned flags);
+int redo_evict_skip(struct emu *e, uint64_t line);
+void redo_ctr_victim(struct emu *e, unsigned core, uint64_t cl, uint64_t t);
+int redo_ctr_buffered(struct emu *e, uint64_t cl, unsigned *bank);
+int redo_read_from_log(struct emu *e, uint64_t line, uint64_t *log_addr);
+
 /* ------------------------------------------------------------ the controller */
 
 struct emu {
@@ -607,6 +669,8 @@ struct emu {
 	int direct; /* the current line of a long range bypasses the queue */
 	size_t ndropped;
 	struct cache_model *cm; /* the core model, or NULL (off) */
+	struct redo *redo;      /* the redo log (redo.c), or NULL (LOG_SW) */
+	int redo_early_apply;   /* negative control: records applied before commit */
 	struct {
 		uint64_t free[TM_MAX_QUEUE]; /* when each read queue entry frees */
 		unsigned cap, pos;
@@ -634,6 +698,14 @@ struct wq_entry *ctrl_enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
 				  uint64_t at, int ready, uint64_t *accept);
 void ctrl_coalesce(struct emu *e, uint64_t cl, const struct wq_entry *newest);
 unsigned ctrl_data_bank(const struct emu *e, uint64_t line);
+unsigned ctrl_ctr_bank(const struct emu *e, uint64_t cl);
+unsigned ctrl_bank_of(const struct emu *e, uint64_t addr);
+/* wq.c: line's pad under ctr was used by a write recovery discards (the
+ * redo log's interrupted records): ctrl_advance_stale advances it */
+void ctrl_note_dropped(struct emu *e, uint64_t line, uint64_t ctr);
+/* the plain write path (no redo log), for redo.c */
+void ctrl_write_ranges_plain(struct emu *e, unsigned core, const struct emu_range *r,
+			     size_t n, const void *view, unsigned flags);
 /* reenc.c: split counters' page re-encryption (SuperMem 3.4.4) */
 int reenc_needed(const struct emu *e, uint64_t line);
 int reenc_page(struct emu *e, unsigned core, uint64_t page);

@@ -42,7 +42,12 @@ uint64_t ctrl_read_line(struct emu *e, unsigned core, uint64_t line, uint64_t at
 	uint64_t *slot = &e->rq.free[e->rq.pos];
 	const uint64_t issued = at;
 	at = max64(at, *slot);
-	uint64_t data = tm_read_first(tm, core, ctrl_data_bank(e, line), at), ready = data;
+	uint64_t from = line; /* where its newest version is: home, or the redo log */
+	if (e->redo)
+		redo_read_from_log(e, line, &from);
+	uint64_t data = tm_read_first(tm, core, from == line ? ctrl_data_bank(e, line)
+							      : ctrl_bank_of(e, from), at),
+		 ready = data;
 	if (e->design->enc == ENC_CTR) {
 		if (e->design->cc == CC_NONE) {
 			ready = tm_aes_unbooked(tm, data); /* the counter came with the data */

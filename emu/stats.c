@@ -73,7 +73,11 @@ int emu_stat(struct emu *e, const char *name, uint64_t *value)
 		*value = tm_makespan(&e->tm) / 1000;
 	else if (core_clock_name(name, &core))
 		*value = e->tm.clock[core] / 1000;
-	else if ((i = table_stat(name)) >= 0)
+	else if ((i = table_stat(name)) == ST_AES_OPS) /* kept by the engine (timing.c) */
+		*value = e->tm.aes_ops;
+	else if (i == ST_AES_QUEUE_NS)
+		*value = e->tm.aes_wait / 1000;
+	else if (i >= 0)
 		*value = __atomic_load_n(&e->stat[i], __ATOMIC_RELAXED);
 	else
 		rc = SPM_E_INVAL;

@@ -135,6 +135,7 @@ void tm_reset(struct timing *t)
 	memset(t->qctr.win_pos, 0, sizeof(t->qctr.win_pos));
 	memset(t->qctr.slot_start, 0, sizeof(t->qctr.slot_start));
 	t->aes_free = 0;
+	t->aes_ops = t->aes_wait = 0;
 	t->qdata.pos = t->qctr.pos = 0;
 }
 
@@ -154,6 +155,8 @@ uint64_t tm_aes(struct timing *t, uint64_t ready)
 	if (t->off)
 		return ready;
 	uint64_t start = max64(ready, t->aes_free);
+	t->aes_ops++;
+	t->aes_wait += start - ready; /* queueing for the engine (aes.queue_ns) */
 	t->aes_free = start + t->aes_issue;
 	return start + t->aes;
 }

@@ -99,6 +99,12 @@ WQ_INLINE void set_ready(struct emu *e, int persist, struct wq_entry *w)
 /* home_write_data -- write a data entry's payload (and co-located counter) home. */
 WQ_INLINE void home_write_data(struct emu *e, int persist, const struct wq_entry *w)
 {
+	if (__builtin_expect(w->state & WQ_LOG, 0)) { /* a redo log line (redo.c) */
+		uint8_t *log = e->media.meta + e->sb->log_off + w->addr * EMU_LINE;
+		memcpy(log, w->payload, EMU_LINE);
+		persist_if(e, persist, log, EMU_LINE);
+		return;
+	}
 	uint8_t *home = e->media.data + w->addr * EMU_LINE;
 	/* non-temporal: the home line is not read again while open.  The
 	 * process-crash model needs no fence (the CPU drains its write-
@@ -382,6 +388,12 @@ static void add_dropped(struct emu *e, uint64_t line, uint64_t ctr)
 		abort();
 	e->dropped = d;
 	d[e->ndropped++] = (struct dropped){line, ctr};
+}
+
+/* ctrl_note_dropped -- add_dropped, for the redo log's recovery (redo.c). */
+void ctrl_note_dropped(struct emu *e, uint64_t line, uint64_t ctr)
+{
+	add_dropped(e, line, ctr);
 }
 
 /* note_dropped -- an unready pair's data was encrypted under its partner's counter. */

@@ -186,6 +186,16 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return parse_mhz(src, k, v, &c->bus_mhz);
 	if (!strcmp(k, "ctr_recovery"))
 		return parse_ctr_recovery(src, v, &c->no_ctr_recovery);
+	if (!strcmp(k, "log_kib"))
+		return parse_uint(src, k, v, 2, 1u << 22, &c->log_kib);
+	if (!strcmp(k, "redo_early_apply")) {
+		int rc = parse_flag(src, k, v, &c->redo_early_apply);
+		if (!rc && c->redo_early_apply && !emu_test_knobs())
+			rc = emu_err(SPM_E_OPTION, "%s: redo_early_apply=1 is a test knob (a "
+				     "negative control: it breaks crash consistency): refused "
+				     "unless %s=1", src, EMU_TEST_KNOBS_ENV);
+		return rc;
+	}
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++)
 		if (!strcmp(k, times[i].key))
 			return parse_ns(src, k, v, times[i].ns);

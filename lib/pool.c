@@ -78,6 +78,7 @@ static void pool_free(spm_pool *p)
 		free(p->lanes[i].entries.r);
 		free(p->lanes[i].allocs.r);
 		free(p->lanes[i].frees.r);
+		free(p->lanes[i].saved);
 	}
 	alloc_fini(p);
 	if (p->view)

@@ -91,6 +91,10 @@ struct lane {
 			     * an abort rolls back without allocating */
 	struct vec allocs;  /* (off, units) reserved by tx_alloc */
 	struct vec frees;   /* (off, units) freed at commit */
+	/* the redo designs (tx.c): the bytes each logged range held when it was
+	 * declared, in order, for an abort (nothing else is logged by the runtime) */
+	uint8_t *saved;
+	size_t saved_len, saved_cap;
 };
 
 struct spm_pool {

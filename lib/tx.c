@@ -323,6 +323,78 @@ static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len,
 	return 0;
 }
 
+/*
+ * redo_declare -- spm_tx_add in the redo designs (srl, lame, clame): the
+ * controller logs the transaction's lines at commit (emu/redo.c), so the
+ * lines are only claimed, held back from write-backs until then, and their
+ * bytes kept in memory for an abort.  Nothing is written.
+ */
+static int redo_declare(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
+{
+	if (l->saved_len + len > l->saved_cap) {
+		size_t cap = l->saved_cap ? l->saved_cap : 4096;
+		while (cap < l->saved_len + len)
+			cap *= 2;
+		uint8_t *b = realloc(l->saved, cap);
+		if (!b)
+			return emu_err(-ENOMEM, "out of memory for a transaction");
+		l->saved = b;
+		l->saved_cap = cap;
+	}
+	int rc = claim_lines(p, l, off, len);
+	if (rc)
+		return rc;
+	memcpy(l->saved + l->saved_len, p->view + off, len);
+	l->saved_len += len;
+	emu_redo_hold(p->emu, off / SPM_LINE, len / SPM_LINE);
+	return 0;
+}
+
+/* redo_abort -- the declared ranges' bytes back in the view, newest first;
+ * they were never written back, so the media holds them already. */
+static void redo_abort(spm_pool *p, struct lane *l)
+{
+	size_t at = l->saved_len;
+	struct emu_range r[16];
+	size_t nr = 0;
+	for (size_t k = l->logged.n; k-- > 0;) {
+		const struct range *g = &l->logged.r[k];
+		at -= g->len;
+		memcpy(p->view + g->off, l->saved + at, g->len);
+		r[nr++] = (struct emu_range){g->off / SPM_LINE, g->len / SPM_LINE};
+		if (nr == 16 || k == 0) {
+			emu_redo_release(p->emu, r, nr);
+			nr = 0;
+		}
+	}
+	l->saved_len = 0;
+}
+
+/* redo_commit -- the transaction's declared and allocated lines to the
+ * controller, which logs and commits them (0 once its commit record is in
+ * the ADR domain). */
+static int redo_commit(spm_pool *p, struct lane *l)
+{
+	size_t n = l->logged.n + l->allocs.n;
+	if (!n)
+		return 0;
+	struct emu_range *r = malloc(n * sizeof(*r));
+	if (!r)
+		return emu_err(-ENOMEM, "out of memory for a commit");
+	for (size_t i = 0; i < n; i++) {
+		const struct range *g = i < l->logged.n ? &l->logged.r[i]
+							: &l->allocs.r[i - l->logged.n];
+		uint64_t first = g->off / SPM_LINE;
+		r[i] = (struct emu_range){first, round_up(g->off + g->len, SPM_LINE) / SPM_LINE -
+						       first};
+	}
+	int rc = emu_redo_commit(p->emu, l->core, r, n, p->view);
+	free(r);
+	if (!rc)
+		l->saved_len = 0;
+	return rc;
+}
+
 /* tx_add_off -- spm_tx_add on a pool offset; with fill, the range's bytes
  * all repeat that 16-byte pattern and go into one fill entry (tx_snapshot). */
 static int tx_add_off(spm_pool *p, struct lane *l, uint64_t off, uint64_t len,
@@ -339,7 +411,8 @@ static int tx_add_off(spm_pool *p, struct lane *l, uint64_t off, uint64_t len,
 	evict_maybe(p);
 	if (covered(&l->logged, first, end - first) || covered(&l->allocs, off, len))
 		return 0;
-	int rc = tx_snapshot(p, l, first, end - first, fill);
+	int rc = emu_is_redo(p->emu) ? redo_declare(p, l, first, end - first)
+				     : tx_snapshot(p, l, first, end - first, fill);
 	if (!rc) {
 		evict_note(p, first, end - first); /* the program modifies it next */
 		emu_prefetch_counters(p->emu, first / SPM_LINE, (end - first) / SPM_LINE);
@@ -447,6 +520,8 @@ static void tx_abort_lane(spm_pool *p, struct lane *l)
 {
 	if (l->hdr_written)
 		lane_abort_rollback(p, l);
+	else if (l->saved_len)
+		redo_abort(p, l);
 	for (size_t i = 0; i < l->allocs.n; i++)
 		alloc_unreserve(p, l->allocs.r[i].off, l->allocs.r[i].len / UNIT);
 	tx_end(p, l, EMU_RT_TX_ABORTED);
@@ -480,7 +555,17 @@ SPM_API int spm_tx_commit(spm_pool *pool)
 			return rc;
 		}
 	}
-	if (l->hdr_written || l->allocs.n) {
+	if (emu_is_redo(pool->emu)) {
+		/* the controller logs and commits (emu/redo.c) */
+		int rc = redo_commit(pool, l);
+		if (rc) {
+			tx_abort_lane(pool, l);
+			if (bitmap)
+				pthread_mutex_unlock(&pool->bm_lock);
+			return rc;
+		}
+		emu_crash_point("tx.committed");
+	} else if (l->hdr_written || l->allocs.n) {
 		/* mutate: Figure 9 lines 13-15 */
 		if (pool->evict_on) { /* the drain may write back evicted lines first */
 			write_ranges(pool, l->core, &l->logged);

@@ -1,0 +1,1233 @@
+/*
+ * redo.c -- hardware redo logging in the memory controller (the redo-logging
+ * paper, "Efficient Hardware Redo Logging for Secure Persistent Memory"):
+ * at a transaction's commit the controller writes its lines as encrypted
+ * redo log entries, then a commit record, and later copies them home in
+ * place, in the background.  Three designs of it (design.c's logging column):
+ *   srl    a logged block is encrypted under the log address and the log
+ *          address's counter; in-place update decrypts it and encrypts it
+ *          again under the home address and a new home counter (§IV.A);
+ *   lame   encrypted under the home address and its next home counter, so
+ *          in-place update copies ciphertext (§III.B);
+ *   clame  lame with compact records: a header of eight (45-bit line,
+ *          18-bit partial counter) items and eight blocks (§III.C).
+ * srl and lame entries carry a 64-byte counter block each.
+ *
+ * The log area is a ring of records in the meta file, written through the
+ * ADR data queue like every other line (entries flagged WQ_LOG), in order:
+ * a record's header before its blocks.  Three registers in the ADR region's
+ * header say which records mean what (struct redo_regs): [head, committed)
+ * belong to committed transactions not yet applied in place, [committed,
+ * tail) may hold what a crash interrupted.  Record numbers only grow: the
+ * srl pad of a log line is (log line, record number + 1), used once.
+ *
+ * Pads are never reused (doc/design.md, "Redo logging"): a lame entry is
+ * encrypted under the counter its home line *will* have.  The tail register
+ * covers a record before its header is written, the header names every
+ * line before its block's ciphertext is, and a block's slot is reserved
+ * with (home line, counter) before its ciphertext is put in it (wq.c).  A
+ * recovery applies the committed records, then advances the home line of
+ * every entry it finds past the commit (and every reserved slot) beyond the
+ * counter that entry used (ctrl_advance_stale), then moves every register
+ * to the tail: no record number and no (line, counter) is used twice.
+ *
+ * Volatile state, all under the controller's lock: the mapping table (home
+ * line -> its newest logged version: counter, record, log line; §III.A),
+ * the counter-mapping table of counter lines in the counter buffer (§III.D;
+ * the buffer is modeled -- its writes and reads are booked and counted --
+ * but not stored, since recovery takes counters from the log, as the paper
+ * says), and the lines an open transaction declared (held: their
+ * write-backs wait for the commit, which logs them).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spm.h"
+#include "emu_internal.h"
+#include "wq.h"
+
+_Static_assert(ADR_DROPPED_OFF + sizeof(struct adr_dropped) <= ADR_REDO_OFF &&
+	       ADR_REDO_OFF + sizeof(struct redo_regs) <= ADR_HDR_SIZE,
+	       "the redo registers in the ADR header");
+
+#define CLAME_PMASK ((1u << CLAME_PARTIAL_BITS) - 1)
+#define MAP_ENTRY_BYTES 16u   /* a mapping table entry: line and log address */
+#define TABLE_KIB 512u        /* the paper's Table I: both mapping tables */
+
+static inline uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* rec_lines -- lines of one record: a header and eight blocks, each with
+ * its counter block except in compact records. */
+static unsigned rec_lines(enum log_policy pol)
+{
+	return pol == LOG_CLAME ? 9 : 17;
+}
+
+/* ---------------------------------------------------- compact records */
+
+/* put_bits -- bits [pos, pos+n) of the little-endian bit string b := v. */
+static void put_bits(uint8_t *b, unsigned pos, unsigned n, uint64_t v)
+{
+	for (unsigned i = 0; i < n; i++, pos++) {
+		uint8_t m = (uint8_t)(1u << (pos % 8));
+		if ((v >> i) & 1)
+			b[pos / 8] |= m;
+		else
+			b[pos / 8] &= (uint8_t)~m;
+	}
+}
+
+/* get_bits -- bits [pos, pos+n) of the little-endian bit string b. */
+static uint64_t get_bits(const uint8_t *b, unsigned pos, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++, pos++)
+		v |= (uint64_t)((b[pos / 8] >> (pos % 8)) & 1) << i;
+	return v;
+}
+
+/* clame_hdr_pack -- §III.C, Fig. 5: eight 63-bit items and 8 valid bits. */
+void clame_hdr_pack(uint8_t out[EMU_LINE], const struct redo_item it[8], unsigned valid)
+{
+	memset(out, 0, EMU_LINE);
+	for (unsigned i = 0; i < 8; i++) {
+		put_bits(out, 63 * i, CLAME_ADDR_BITS, it[i].line);
+		put_bits(out, 63 * i + CLAME_ADDR_BITS, CLAME_PARTIAL_BITS, it[i].partial);
+	}
+	put_bits(out, 504, 8, valid & 0xff);
+}
+
+/* clame_hdr_unpack -- the items of a compact header; its valid bits. */
+unsigned clame_hdr_unpack(const uint8_t in[EMU_LINE], struct redo_item it[8])
+{
+	for (unsigned i = 0; i < 8; i++) {
+		it[i].line = get_bits(in, 63 * i, CLAME_ADDR_BITS);
+		it[i].partial = (uint32_t)get_bits(in, 63 * i + CLAME_ADDR_BITS,
+						   CLAME_PARTIAL_BITS);
+	}
+	return (unsigned)get_bits(in, 504, 8);
+}
+
+/* clame_full_ctr -- the counter with low bits partial nearest to last, the
+ * line's last known counter.  A logged counter is within 2^17 of it: the
+ * line's entries not yet applied are fewer (the log holds at most 2^16
+ * entries: redo_check_log_size), and a replay may find the home counter
+ * already at an entry's counter or past it (a crash in an in-place update). */
+uint64_t clame_full_ctr(uint64_t last, uint32_t partial)
+{
+	const uint64_t span = (uint64_t)CLAME_PMASK + 1, half = span / 2;
+	uint64_t full = (last & ~(uint64_t)CLAME_PMASK) | partial;
+	if (full + half < last)
+		full += span;
+	else if (full > last + half && full >= span)
+		full -= span;
+	return full;
+}
+
+/* redo_check_log_size -- a log of log_lines lines fits design d: a record
+ * at least; compact records at most 2^16 entries (clame_full_ctr). */
+int redo_check_log_size(const struct design *d, uint64_t log_lines)
+{
+	if (d->logging == LOG_SW)
+		return 0;
+	uint64_t nrec = log_lines / rec_lines(d->logging);
+	if (nrec < 1)
+		return emu_err(SPM_E_OPTION, "log_kib: a redo log holds a record at least");
+	if (d->logging == LOG_CLAME && nrec * 8 > (1u << 16))
+		return emu_err(SPM_E_OPTION, "log_kib: at most %u KiB for clame (2^16 entries: "
+			       "its 18-bit partial counters must stand for one counter each)",
+			       (1u << 13) * rec_lines(LOG_CLAME) * EMU_LINE / 1024);
+	return 0;
+}
+
+/* overflows -- does a compact item of counter ctr need its full counter
+ * block (§III.C: its partial counter wrapped to zero)? */
+static inline int overflows(uint64_t ctr)
+{
+	return (ctr & CLAME_PMASK) == 0;
+}
+
+/*
+ * redo_plan -- records for n entries with counters ctr[]: eight entries a
+ * record; compact records put an overflowing entry's full counter block in
+ * the next data slot (its valid bit clear), and an 8th item that overflows
+ * moves on to the next record, leaving the slot unused (§III.C).
+ */
+uint64_t redo_plan(enum log_policy pol, const uint64_t *ctr, size_t n, uint32_t *slot_of)
+{
+	uint64_t rec = 0;
+	unsigned slot = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned need = pol == LOG_CLAME && overflows(ctr[i]) ? 2 : 1;
+		if (slot + need > 8) {
+			rec++;
+			slot = 0;
+		}
+		slot_of[i] = (uint32_t)(rec * 8 + slot);
+		slot += need;
+	}
+	return n ? rec + 1 : 0;
+}
+
+/* ---------------------------------------------------- geometry */
+
+/* The log area's default size: 1 MiB (a transaction of the examples'
+ * largest values needs some 40 KiB of it). */
+uint64_t redo_log_lines_default(const struct design *d)
+{
+	return d->logging == LOG_SW ? 0 : (1u << 20) / EMU_LINE;
+}
+
+/* data_slot_line -- log line (within the area) of block slot s of record r. */
+static inline uint64_t data_slot_line(const struct redo *r, uint64_t rec, unsigned s);
+/* ctr_slot_line -- log line of the counter block of slot s (not compact). */
+static inline uint64_t ctr_slot_line(const struct redo *r, uint64_t rec, unsigned s);
+
+/* ---------------------------------------------------- tables */
+
+struct lmap_ent {
+	uint64_t key_p1;   /* key + 1; 0: empty */
+	uint64_t ctr;      /* mapping: the newest logged counter */
+	uint64_t rec;      /* mapping: the record of the newest entry */
+	uint64_t log_line; /* mapping: its block's log line */
+	uint64_t pending;  /* mapping: entries not yet applied */
+};
+/* An open-addressing hash table of line numbers (linear probing,
+ * deletion by backward shift). */
+struct lmap {
+	struct lmap_ent *e;
+	uint64_t mask, n;
+};
+
+struct redo {
+	enum log_policy pol;
+	uint8_t *log;      /* the log area in the meta file */
+	uint64_t log_lines;
+	unsigned rec_lines;
+	uint64_t nrec;     /* records in the ring */
+	uint64_t apply_at; /* in-place update once this many records are in use */
+	struct redo_regs *regs;
+	struct lmap map;   /* the mapping table */
+	struct lmap cmt;   /* the counter-mapping table */
+	uint64_t cbuf_next; /* the counter buffer's next slot (a ring) */
+	uint64_t cbuf_slots;
+	uint8_t *held;     /* a bit per data line: declared by an open transaction */
+	uint64_t first_line;
+};
+
+static inline uint64_t data_slot_line(const struct redo *r, uint64_t rec, unsigned s)
+{
+	uint64_t base = (rec % r->nrec) * r->rec_lines;
+	return base + 1 + (r->pol == LOG_CLAME ? s : 2 * s);
+}
+
+static inline uint64_t ctr_slot_line(const struct redo *r, uint64_t rec, unsigned s)
+{
+	return (rec % r->nrec) * r->rec_lines + 2 + 2 * s;
+}
+
+static inline uint64_t hdr_line(const struct redo *r, uint64_t rec)
+{
+	return (rec % r->nrec) * r->rec_lines;
+}
+
+static int lmap_init(struct lmap *m, uint64_t want)
+{
+	uint64_t cap = 64;
+	while (cap < 2 * want)
+		cap *= 2;
+	m->e = calloc(cap, sizeof(*m->e));
+	m->mask = cap - 1;
+	m->n = 0;
+	return m->e ? 0 : -1;
+}
+
+static inline uint64_t lmap_hash(const struct lmap *m, uint64_t key)
+{
+	return ((key + 1) * 0x9e3779b97f4a7c15ull >> 20) & m->mask;
+}
+
+/* lmap_get -- the entry of key, or NULL. */
+static struct lmap_ent *lmap_get(const struct lmap *m, uint64_t key)
+{
+	for (uint64_t i = lmap_hash(m, key);; i = (i + 1) & m->mask) {
+		if (m->e[i].key_p1 == key + 1)
+			return &m->e[i];
+		if (!m->e[i].key_p1)
+			return NULL;
+	}
+}
+
+/* lmap_put -- the entry of key, made (zeroed) if new; NULL if full. */
+static struct lmap_ent *lmap_put(struct lmap *m, uint64_t key)
+{
+	struct lmap_ent *x = lmap_get(m, key);
+	if (x)
+		return x;
+	if (m->n + 1 > m->mask / 4 * 3) { /* grow: keep probes short */
+		struct lmap old = *m;
+		if (lmap_init(m, (old.mask + 1)))
+			return *m = old, NULL;
+		for (uint64_t i = 0; i <= old.mask; i++)
+			if (old.e[i].key_p1)
+				*lmap_put(m, old.e[i].key_p1 - 1) = old.e[i];
+		free(old.e);
+	}
+	uint64_t i = lmap_hash(m, key);
+	while (m->e[i].key_p1)
+		i = (i + 1) & m->mask;
+	memset(&m->e[i], 0, sizeof(m->e[i]));
+	m->e[i].key_p1 = key + 1;
+	m->n++;
+	return &m->e[i];
+}
+
+/* lmap_del -- remove entry x (backward shift: no tombstones). */
+static void lmap_del(struct lmap *m, struct lmap_ent *x)
+{
+	uint64_t i = (uint64_t)(x - m->e);
+	m->e[i].key_p1 = 0;
+	m->n--;
+	for (uint64_t j = (i + 1) & m->mask; m->e[j].key_p1; j = (j + 1) & m->mask) {
+		uint64_t h = lmap_hash(m, m->e[j].key_p1 - 1);
+		/* j's entry may move to i if i lies cyclically in [h, j) */
+		if (((j - h) & m->mask) >= ((j - i) & m->mask)) {
+			m->e[i] = m->e[j];
+			m->e[j].key_p1 = 0;
+			i = j;
+		}
+	}
+}
+
+/* ---------------------------------------------------- attach */
+
+/* redo_attach -- the log of an opened or created pool (its registers are
+ * in the ADR header): volatile tables empty. */
+int redo_attach(struct emu *e)
+{
+	if (e->design->logging == LOG_SW)
+		return 0;
+	struct redo *r = calloc(1, sizeof(*r));
+	if (!r)
+		return emu_err(-ENOMEM, "out of memory for the redo log");
+	e->redo = r;
+	r->pol = e->design->logging;
+	r->log = e->media.meta + e->sb->log_off;
+	r->log_lines = e->sb->log_lines;
+	r->rec_lines = rec_lines(r->pol);
+	r->nrec = r->log_lines / r->rec_lines;
+	r->apply_at = r->nrec / 2 ? r->nrec / 2 : 1;
+	r->regs = (struct redo_regs *)(e->media.meta + e->sb->adr_off + ADR_REDO_OFF);
+	r->cbuf_slots = (uint64_t)TABLE_KIB * 1024 / MAP_ENTRY_BYTES;
+	r->first_line = EMU_DATA_HDR_SIZE / EMU_LINE;
+	r->held = calloc((e->nlines + 7) / 8, 1);
+	if (!r->held || lmap_init(&r->map, r->nrec * 8) || lmap_init(&r->cmt, 1024))
+		return emu_err(-ENOMEM, "out of memory for the redo log");
+	return 0;
+}
+
+void redo_free(struct emu *e)
+{
+	struct redo *r = e->redo;
+	if (!r)
+		return;
+	free(r->held);
+	free(r->map.e);
+	free(r->cmt.e);
+	free(r);
+	e->redo = NULL;
+}
+
+/* store_reg -- one ADR register, durably (a plain 8-byte store). */
+static void store_reg(struct emu *e, uint64_t *reg, uint64_t v)
+{
+	__atomic_store_n(reg, v, __ATOMIC_RELEASE);
+	media_persist(&e->media, reg, sizeof(*reg));
+}
+
+/* ---------------------------------------------------- reading records */
+
+/* An entry of a record as read back from the log area. */
+struct log_entry_view {
+	uint64_t line;     /* home line */
+	uint64_t ctr;      /* lame/clame: its counter; srl: the log line's */
+	uint64_t log_line; /* its block */
+};
+
+/*
+ * read_record -- the entries of record rec, in slot order.  last(line)
+ * gives a compact item's line's last known counter (clame_full_ctr).
+ * Returns the number of entries, or -1 if the record is malformed: a line
+ * outside the pool, an overflow with no counter block after it.
+ */
+static int read_record(const struct emu *e, const uint8_t *log, uint64_t rec,
+		       uint64_t (*last)(void *, uint64_t), void *arg,
+		       struct log_entry_view out[8])
+{
+	const struct redo *r = e->redo;
+	const uint8_t *h = log + hdr_line(r, rec) * EMU_LINE;
+	int n = 0;
+	if (r->pol == LOG_CLAME) {
+		struct redo_item it[8];
+		unsigned valid = clame_hdr_unpack(h, it);
+		for (unsigned s = 0; s < 8; s++) {
+			if (!(valid >> s & 1))
+				continue;
+			if (it[s].line < r->first_line || it[s].line >= e->nlines)
+				return -1;
+			uint64_t ctr;
+			if (it[s].partial == 0) { /* overflow: the full block follows */
+				if (s == 7 || (valid >> (s + 1) & 1))
+					return -1;
+				uint64_t c[8];
+				ctr_layout_mono.decode(log + data_slot_line(r, rec, s + 1) * EMU_LINE,
+						       0, c);
+				ctr = c[it[s].line % 8];
+			} else {
+				ctr = clame_full_ctr(last(arg, it[s].line), it[s].partial);
+			}
+			out[n++] = (struct log_entry_view){it[s].line, ctr,
+							   data_slot_line(r, rec, s)};
+		}
+		return n;
+	}
+	uint64_t addr[8];
+	memcpy(addr, h, sizeof(addr));
+	for (unsigned s = 0; s < 8; s++) {
+		if (!addr[s])
+			continue;
+		uint64_t line = addr[s] - 1, c[8];
+		if (line < r->first_line || line >= e->nlines)
+			return -1;
+		uint64_t dl = data_slot_line(r, rec, s);
+		ctr_layout_mono.decode(log + ctr_slot_line(r, rec, s) * EMU_LINE, 0, c);
+		/* srl: the block holds the log lines' counters; lame the home's */
+		uint64_t ctr = r->pol == LOG_SRL ? c[(REDO_LOG_AREA + dl) % 8] : c[line % 8];
+		out[n++] = (struct log_entry_view){line, ctr, dl};
+	}
+	return n;
+}
+
+/* last_applied -- a line's last known counter: its mapping entry's (the
+ * entries read so far), else its home counter. */
+static uint64_t last_known(void *arg, uint64_t line)
+{
+	struct emu *e = arg;
+	struct lmap_ent *m = lmap_get(&e->redo->map, line);
+	return m && m->ctr > e->cur_ctr[line] ? m->ctr : e->cur_ctr[line];
+}
+
+/* last_home -- the home counter only (records read while applying them). */
+static uint64_t last_home(void *arg, uint64_t line)
+{
+	return ((struct emu *)arg)->cur_ctr[line];
+}
+
+/* ---------------------------------------------------- applying */
+
+/* speculative -- has any line of counter line cl an entry not yet applied? */
+static int speculative(const struct emu *e, uint64_t cl)
+{
+	for (uint64_t l = cl * 8; l < cl * 8 + 8; l++)
+		if (lmap_get(&e->redo->map, l))
+			return 1;
+	return 0;
+}
+
+/*
+ * apply_entry -- entry x of a committed record in place: home counter then
+ * home data, straight to the media (the queues are drained first: no older
+ * write of the line waits there).  A crash in between is applied again:
+ * lame copies the same ciphertext under the same counter; srl encrypts
+ * again under a counter past the one stored.
+ */
+static int apply_entry(struct emu *e, const struct log_entry_view *x)
+{
+	const struct redo *r = e->redo;
+	uint8_t *home = e->media.data + x->line * EMU_LINE;
+	const uint8_t *blk = r->log + x->log_line * EMU_LINE;
+	uint64_t ctr = x->ctr;
+	if (r->pol == LOG_SRL) {
+		uint8_t pads[2 * EMU_LINE], plain[EMU_LINE];
+		uint64_t lines[2] = {REDO_LOG_AREA + x->log_line, x->line};
+		uint64_t ctrs[2] = {x->ctr, e->cur_ctr[x->line] + 1};
+		ctr = ctrs[1];
+		if (crypto_line_pads(e->crypto, lines, ctrs, 2, pads))
+			return -1;
+		line_xor(plain, blk, pads);
+		if (__builtin_expect(e->audit_fd >= 0, 0))
+			audit_pad(e, x->line, ctr, plain);
+		e->ctr_home[x->line] = ctr;
+		media_persist(&e->media, &e->ctr_home[x->line], sizeof(uint64_t));
+		e->cur_ctr[x->line] = ctr;
+		emu_crash_point("redo.ctr_applied");
+		line_xor(home, plain, pads + EMU_LINE);
+	} else {
+		if (ctr > e->ctr_home[x->line]) {
+			e->ctr_home[x->line] = ctr;
+			media_persist(&e->media, &e->ctr_home[x->line], sizeof(uint64_t));
+		}
+		e->cur_ctr[x->line] = ctr;
+		emu_crash_point("redo.ctr_applied");
+		memcpy(home, blk, EMU_LINE);
+	}
+	media_persist(&e->media, home, EMU_LINE);
+	e->stat[ST_REDO_INPLACE]++;
+	return 0;
+}
+
+/* unmap_entry -- line's entry of record rec is home: its mapping entry
+ * goes with its last pending entry, and a counter line with no speculative
+ * counter left is clean (§III.E: cache entries clean, buffer entries gone). */
+static void unmap_entry(struct emu *e, uint64_t line)
+{
+	struct redo *r = e->redo;
+	struct lmap_ent *m = lmap_get(&r->map, line);
+	if (!m || --m->pending)
+		return;
+	lmap_del(&r->map, m);
+	uint64_t cl = line >> 3;
+	if (!speculative(e, cl)) {
+		cc_clean(&e->cc, cl);
+		struct lmap_ent *c = lmap_get(&r->cmt, cl);
+		if (c)
+			lmap_del(&r->cmt, c);
+	}
+}
+
+/*
+ * model_apply -- the modeled cost of applying n entries of one record in
+ * the background from time t: reads of the header and of each block (srl:
+ * and its counter block, decryption and encryption on the engine; clame:
+ * the home counter line, merged), the home data and counter line writes.
+ * Not charged to a core: the banks, the queue and the engine are busy.
+ */
+static void model_apply(struct emu *e, unsigned core, uint64_t rec,
+			const struct log_entry_view *x, int n, uint64_t t)
+{
+	struct redo *r = e->redo;
+	struct timing *tm = &e->tm;
+	int stalled;
+	uint64_t hdr = tm_read(tm, core, ctrl_bank_of(e, REDO_LOG_AREA + hdr_line(r, rec)), t);
+	e->stat[ST_MEDIA_READS]++;
+	uint64_t written[8];
+	unsigned nw = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t blk = tm_read(tm, core, ctrl_bank_of(e, REDO_LOG_AREA + x[i].log_line),
+				       hdr);
+		uint64_t cl = x[i].line >> 3, ready = blk, ctr_ready = hdr;
+		e->stat[ST_MEDIA_READS]++;
+		if (r->pol == LOG_SRL) {
+			/* the block's counter came with it; decrypt, then the home
+			 * counter (the counter cache) and encrypt */
+			uint64_t plain = tm_aes(tm, blk), victim;
+			int vd;
+			if (cc_access(&e->cc, cl, 0, &victim, &vd) == CC_HIT) {
+				e->stat[ST_CC_HITS]++;
+				ctr_ready = hdr + tm->cc_hit;
+			} else {
+				e->stat[ST_CC_MISSES]++;
+				e->stat[ST_MEDIA_READS]++;
+				ctr_ready = tm_read(tm, core, ctrl_ctr_bank(e, cl), hdr);
+				if (vd)
+					redo_ctr_victim(e, core, victim, hdr);
+			}
+			ready = tm_aes(tm, max64(plain, ctr_ready));
+			e->stat[ST_AES_PADS] += 2;
+		} else if (r->pol == LOG_CLAME) {
+			/* §III.C: the old counter line is read and merged */
+			ctr_ready = tm_read(tm, core, ctrl_ctr_bank(e, cl), hdr);
+			e->stat[ST_MEDIA_READS]++;
+		} else {
+			ctr_ready = tm_read(tm, core,
+					    ctrl_bank_of(e, REDO_LOG_AREA + x[i].log_line + 1), hdr);
+			e->stat[ST_MEDIA_READS]++;
+		}
+		tm_write(tm, core, &tm->qdata, ctrl_data_bank(e, x[i].line), x[i].line, ready,
+			 &stalled);
+		e->stat[ST_MEDIA_WRITES]++;
+		e->stat[ST_MEDIA_WRITES_DATA]++;
+		e->stat[ST_MEDIA_BYTES] += EMU_LINE;
+		unsigned k = 0;
+		while (k < nw && written[k] != cl)
+			k++;
+		if (k < nw)
+			continue; /* one write of a counter line per record */
+		written[nw++] = cl;
+		struct tm_queue *q = tm->wpq_shared ? &tm->qdata : &tm->qctr;
+		tm_write(tm, core, q, ctrl_ctr_bank(e, cl), cl | TM_CTR_ADDR, ctr_ready, &stalled);
+		e->stat[ST_MEDIA_WRITES]++;
+		e->stat[ST_MEDIA_WRITES_COUNTER]++;
+		e->stat[ST_MEDIA_BYTES] += EMU_LINE;
+	}
+}
+
+/*
+ * apply_until -- in-place update of records [head, end) (all committed),
+ * in order; then head moves on.  The queues are drained first: the
+ * records' lines are in the log area, and no older write of a home line
+ * still waits to be drained over what is applied.  Modeled from the
+ * clock of core, in the background.
+ */
+static int apply_until(struct emu *e, unsigned core, uint64_t end, int model)
+{
+	struct redo *r = e->redo;
+	uint64_t head = r->regs->head;
+	if (head >= end)
+		return 0;
+	wq_drain_all(e, &e->qdata);
+	wq_drain_all(e, &e->qctr);
+	uint64_t t = e->tm.clock[core];
+	for (uint64_t rec = head; rec < end; rec++) {
+		struct log_entry_view x[8];
+		int n = read_record(e, r->log, rec, last_home, e, x);
+		if (n < 0)
+			return emu_err(SPM_E_CORRUPT, "%s: redo log record %llu is damaged",
+				       e->media.meta_path, (unsigned long long)rec);
+		for (int i = 0; i < n; i++) {
+			if (apply_entry(e, &x[i]))
+				return -1;
+			unmap_entry(e, x[i].line);
+		}
+		if (model)
+			model_apply(e, core, rec, x, n, t);
+		emu_crash_point("redo.applied");
+	}
+	store_reg(e, &r->regs->head, end);
+	emu_crash_point("redo.head");
+	return 0;
+}
+
+static __attribute__((noreturn, cold)) void redo_fatal(void)
+{
+	fprintf(stderr, "spm: %s: aborting\n", emu_errmsg());
+	abort();
+}
+
+/* redo_apply_all -- every committed record in place (a threshold, a close). */
+void redo_apply_all(struct emu *e, unsigned core)
+{
+	if (e->redo && apply_until(e, core, e->redo->regs->committed, 1))
+		redo_fatal();
+}
+
+/* ---------------------------------------------------- the write path */
+
+static inline int is_held(const struct redo *r, uint64_t line)
+{
+	return r->held[line / 8] >> (line % 8) & 1;
+}
+
+/* apply_for -- line is about to be written home: its logged versions first. */
+static void apply_for(struct emu *e, unsigned core, uint64_t line)
+{
+	struct lmap_ent *m = lmap_get(&e->redo->map, line);
+	if (m && apply_until(e, core, m->rec + 1, 1))
+		redo_fatal();
+}
+
+/*
+ * redo_write_ranges -- a write-back outside a commit (a flush, an eviction,
+ * the runtime's own metadata): lines an open transaction declared wait for
+ * its commit (counted, not written); the others go home through the plain
+ * path (counter-atomic pairs), their logged versions applied first.
+ */
+void redo_write_ranges(struct emu *e, unsigned core, const struct emu_range *rg, size_t n,
+		       const void *view, unsigned flags)
+{
+	struct redo *r = e->redo;
+	struct emu_range run[32];
+	size_t nrun = 0;
+	for (size_t i = 0; i < n; i++) {
+		for (uint64_t l = rg[i].first; l < rg[i].first + rg[i].n; l++) {
+			if (l < e->nlines && is_held(r, l)) {
+				e->stat[ST_REDO_HELD]++;
+				continue;
+			}
+			apply_for(e, core, l);
+			if (nrun && run[nrun - 1].first + run[nrun - 1].n == l) {
+				run[nrun - 1].n++;
+				continue;
+			}
+			if (nrun == 32) {
+				ctrl_write_ranges_plain(e, core, run, nrun, view, 0);
+				nrun = 0;
+			}
+			run[nrun++] = (struct emu_range){l, 1};
+		}
+	}
+	ctrl_write_ranges_plain(e, core, run, nrun, view, flags);
+}
+
+/* redo_evict_skip -- a natural eviction of line: 1 if it must wait (an open
+ * transaction declared it); else its logged versions are applied first. */
+int redo_evict_skip(struct emu *e, uint64_t line)
+{
+	if (line < e->nlines && is_held(e->redo, line)) {
+		e->stat[ST_REDO_HELD]++;
+		return 1;
+	}
+	apply_for(e, 0, line);
+	return 0;
+}
+
+/* ---------------------------------------------------- counters (§III.D) */
+
+/*
+ * redo_ctr_victim -- the counter cache evicts dirty counter line cl at t:
+ * with speculative counters (entries not applied) it may not go home, and
+ * goes to the counter buffer, found through the counter-mapping table; a
+ * line with none left is home already (apply wrote it).
+ */
+void redo_ctr_victim(struct emu *e, unsigned core, uint64_t cl, uint64_t t)
+{
+	struct redo *r = e->redo;
+	if (!speculative(e, cl))
+		return;
+	struct lmap_ent *c = lmap_put(&r->cmt, cl);
+	if (!c)
+		return; /* no memory for the table: the model loses a buffer hit */
+	c->rec = r->cbuf_next++ % r->cbuf_slots;
+	int stalled;
+	tm_write(&e->tm, core, &e->tm.qdata, ctrl_bank_of(e, REDO_CTRBUF_AREA + c->rec),
+		 REDO_CTRBUF_AREA + c->rec, t, &stalled);
+	e->stat[ST_REDO_CTRBUF_WRITES]++;
+	e->stat[ST_MEDIA_WRITES]++;
+	e->stat[ST_MEDIA_WRITES_COUNTER]++;
+	e->stat[ST_MEDIA_BYTES] += EMU_LINE;
+}
+
+/* redo_ctr_buffered -- a counter cache miss on cl: 1 (and its bank) if the
+ * counter-mapping table has it, which it then leaves (back in the cache). */
+int redo_ctr_buffered(struct emu *e, uint64_t cl, unsigned *bank)
+{
+	struct lmap_ent *c = lmap_get(&e->redo->cmt, cl);
+	if (!c)
+		return 0;
+	*bank = ctrl_bank_of(e, REDO_CTRBUF_AREA + c->rec);
+	lmap_del(&e->redo->cmt, c);
+	return 1;
+}
+
+/* ctr_access -- a counter line for a log entry's pad, at t: when it is
+ * known.  The pad waits for a miss (the entry's write is on the commit's
+ * critical path, §II.B); a dirty victim goes to the counter buffer. */
+static uint64_t ctr_access(struct emu *e, unsigned core, uint64_t cl, int dirty, uint64_t t)
+{
+	uint64_t victim;
+	int vd;
+	if (cc_access(&e->cc, cl, dirty, &victim, &vd) == CC_HIT) {
+		e->stat[ST_CC_HITS]++;
+		return t + e->tm.cc_hit;
+	}
+	unsigned bank;
+	e->stat[ST_CC_MISSES]++;
+	e->stat[ST_MEDIA_READS]++;
+	if (!redo_ctr_buffered(e, cl, &bank))
+		bank = ctrl_ctr_bank(e, cl);
+	uint64_t done = tm_read(&e->tm, core, bank, t + e->tm.cc_hit);
+	if (vd)
+		redo_ctr_victim(e, core, victim, t);
+	return done;
+}
+
+/* redo_read_from_log -- a read of line: 1 (and the log line's address) if
+ * its newest version is in the log (the mapping table, §III.E). */
+int redo_read_from_log(struct emu *e, uint64_t line, uint64_t *log_addr)
+{
+	struct lmap_ent *m = lmap_get(&e->redo->map, line);
+	if (!m)
+		return 0;
+	*log_addr = REDO_LOG_AREA + m->log_line;
+	e->stat[ST_REDO_LOG_READS]++;
+	return 1;
+}
+
+/* ---------------------------------------------------- commit */
+
+/* A commit's entries, sorted by line. */
+struct commit_plan {
+	uint64_t *line, *ctr;
+	uint32_t *slot;
+	size_t n;
+	uint64_t nrec, first_rec;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* plan_lines -- the distinct lines of ranges r[], in the data area. */
+static int plan_lines(struct emu *e, const struct emu_range *rg, size_t n,
+		      struct commit_plan *p)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += rg[i].n;
+	p->line = malloc((total + 1) * sizeof(uint64_t));
+	p->ctr = malloc((total + 1) * sizeof(uint64_t));
+	p->slot = malloc((total + 1) * sizeof(uint32_t));
+	if (!p->line || !p->ctr || !p->slot)
+		return emu_err(-ENOMEM, "out of memory for a commit");
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t l = rg[i].first; l < rg[i].first + rg[i].n; l++)
+			if (l >= e->redo->first_line && l < e->nlines)
+				p->line[k++] = l;
+	qsort(p->line, k, sizeof(uint64_t), cmp_u64);
+	size_t u = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!u || p->line[u - 1] != p->line[i])
+			p->line[u++] = p->line[i];
+	p->n = u;
+	return 0;
+}
+
+/* entry_pad_line -- the (line, counter) a block is encrypted under. */
+static inline void entry_seed(const struct redo *r, const struct commit_plan *p, size_t i,
+			      uint64_t *line, uint64_t *ctr)
+{
+	uint64_t rec = p->first_rec + p->slot[i] / 8;
+	if (r->pol == LOG_SRL) {
+		*line = REDO_LOG_AREA + data_slot_line(r, rec, p->slot[i] % 8);
+		*ctr = rec + 1;
+	} else {
+		*line = p->line[i];
+		*ctr = p->ctr[i];
+	}
+}
+
+/* counter_block -- the 64-byte counter block logged with entry i: srl the
+ * log lines' counters (the record's), lame the home counter line with the
+ * line's new counter. */
+static void counter_block(const struct emu *e, const struct commit_plan *p, size_t i,
+			  uint8_t out[EMU_LINE])
+{
+	const struct redo *r = e->redo;
+	uint64_t c[8];
+	if (r->pol == LOG_SRL) {
+		for (unsigned k = 0; k < 8; k++)
+			c[k] = p->first_rec + p->slot[i] / 8 + 1;
+	} else {
+		uint64_t base = p->line[i] & ~7ull;
+		for (unsigned k = 0; k < 8; k++)
+			c[k] = last_known((void *)e, base + k);
+		c[p->line[i] % 8] = p->ctr[i];
+	}
+	ctr_layout_mono.encode(c, 0, out);
+}
+
+/* push_log -- one log line through the data queue, ready: its payload. */
+static void push_log(struct emu *e, uint64_t log_line, const uint8_t *payload)
+{
+	struct wq_entry *w = wq_reserve(e, &e->qdata);
+	memcpy(w->payload, payload, EMU_LINE);
+	wq_publish(e, &e->qdata, log_line, 0, WQ_LOG | WQ_READY);
+}
+
+/* write_header -- record rec's header: the items of its entries. */
+static void write_header(struct emu *e, const struct commit_plan *p, uint64_t rec)
+{
+	const struct redo *r = e->redo;
+	uint8_t h[EMU_LINE];
+	memset(h, 0, sizeof(h));
+	if (r->pol == LOG_CLAME) {
+		struct redo_item it[8];
+		unsigned valid = 0;
+		memset(it, 0, sizeof(it));
+		for (size_t i = 0; i < p->n; i++) {
+			if (p->first_rec + p->slot[i] / 8 != rec)
+				continue;
+			unsigned s = p->slot[i] % 8;
+			it[s].line = p->line[i];
+			it[s].partial = (uint32_t)(p->ctr[i] & CLAME_PMASK);
+			valid |= 1u << s;
+		}
+		clame_hdr_pack(h, it, valid);
+	} else {
+		uint64_t addr[8] = {0};
+		for (size_t i = 0; i < p->n; i++)
+			if (p->first_rec + p->slot[i] / 8 == rec)
+				addr[p->slot[i] % 8] = p->line[i] + 1;
+		memcpy(h, addr, sizeof(addr));
+	}
+	push_log(e, hdr_line(r, rec), h);
+}
+
+/* write_block -- entry i's block, encrypted with pad; its slot reserved
+ * with the (line, counter) first (lame: a crash before it is published
+ * advances the home line past the counter; wq.c). */
+static void write_block(struct emu *e, const struct commit_plan *p, size_t i,
+			const uint8_t *view, const uint8_t *pad)
+{
+	const struct redo *r = e->redo;
+	uint64_t rec = p->first_rec + p->slot[i] / 8, sl, sc;
+	const uint8_t *plain = view + p->line[i] * EMU_LINE;
+	entry_seed(r, p, i, &sl, &sc);
+	/* the counter block first: a block in the log is always found with its
+	 * counter (recovery advances its line past it) */
+	uint8_t cb[EMU_LINE];
+	if (r->pol != LOG_CLAME) {
+		counter_block(e, p, i, cb);
+		push_log(e, ctr_slot_line(r, rec, p->slot[i] % 8), cb);
+	} else if (overflows(p->ctr[i])) { /* §III.C: the full block in the next slot */
+		counter_block(e, p, i, cb);
+		push_log(e, data_slot_line(r, rec, p->slot[i] % 8 + 1), cb);
+	}
+	struct wq_entry *w = wq_reserve(e, &e->qdata);
+	if (r->pol != LOG_SRL)
+		wq_mark_reserved(e, w, p->line[i], p->ctr[i]);
+	if (__builtin_expect(e->audit_fd >= 0, 0))
+		audit_pad(e, sl, sc, plain);
+	line_xor(w->payload, plain, pad);
+	emu_crash_point("redo.block_written");
+	wq_publish(e, &e->qdata, data_slot_line(r, rec, p->slot[i] % 8), 0, WQ_LOG | WQ_READY);
+}
+
+/*
+ * model_commit -- the commit's modeled time on core: each entry's counter
+ * (the home counter line; srl the log line's) and pad, its block and
+ * counter block written; each record's header once its items are known;
+ * the commit record once every write is accepted.  The core waits for it.
+ */
+static void model_commit(struct emu *e, unsigned core, const struct commit_plan *p)
+{
+	struct redo *r = e->redo;
+	struct timing *tm = &e->tm;
+	const uint64_t t0 = tm->clock[core];
+	uint64_t hdr_ready[8] = {0}, accept = t0, stalls = 0;
+	int stalled;
+	for (size_t i = 0; i < p->n; i++) {
+		uint64_t rec = p->first_rec + p->slot[i] / 8, sl, sc;
+		uint64_t t = tm->clock[core];
+		tm->clock[core] += tm->issue;
+		entry_seed(r, p, i, &sl, &sc);
+		uint64_t cl = (r->pol == LOG_SRL ? sl : p->line[i]) >> 3;
+		uint64_t t_ctr = ctr_access(e, core, cl, r->pol != LOG_SRL, t);
+		uint64_t t_pad = tm_aes(tm, t_ctr);
+		e->stat[ST_REDO_ENC_NS] += (t_pad - t) / 1000;
+		uint64_t dl = REDO_LOG_AREA + data_slot_line(r, rec, p->slot[i] % 8);
+		accept = max64(accept, tm_write(tm, core, &tm->qdata, ctrl_bank_of(e, dl), dl,
+						t_pad, &stalled));
+		stalls += (uint64_t)stalled;
+		unsigned blocks = r->pol != LOG_CLAME || overflows(p->ctr[i]);
+		if (blocks) {
+			uint64_t cbl = dl + 1;
+			accept = max64(accept, tm_write(tm, core, &tm->qdata, ctrl_bank_of(e, cbl),
+							cbl, t_ctr, &stalled));
+			stalls += (uint64_t)stalled;
+		}
+		e->stat[ST_MEDIA_WRITES] += 1 + blocks;
+		e->stat[ST_MEDIA_WRITES_LOG] += 1 + blocks;
+		e->stat[ST_MEDIA_BYTES] += EMU_LINE * (1 + blocks);
+		e->stat[ST_AES_PADS]++;
+		unsigned hr = (unsigned)(rec - p->first_rec) % 8;
+		hdr_ready[hr] = max64(hdr_ready[hr], t_ctr);
+		int last = i + 1 == p->n || p->slot[i + 1] / 8 != p->slot[i] / 8;
+		if (last) { /* the header, its items known */
+			uint64_t hl = REDO_LOG_AREA + hdr_line(r, rec);
+			accept = max64(accept, tm_write(tm, core, &tm->qdata, ctrl_bank_of(e, hl),
+							hl, hdr_ready[hr], &stalled));
+			stalls += (uint64_t)stalled;
+			hdr_ready[hr] = 0;
+			e->stat[ST_MEDIA_WRITES]++;
+			e->stat[ST_MEDIA_WRITES_LOG]++;
+			e->stat[ST_MEDIA_BYTES] += EMU_LINE;
+		}
+	}
+	/* the commit record: after every entry is accepted */
+	uint64_t cr = REDO_LOG_AREA + r->log_lines;
+	accept = tm_write(tm, core, &tm->qdata, ctrl_bank_of(e, cr), cr, accept, &stalled);
+	stalls += (uint64_t)stalled;
+	e->stat[ST_MEDIA_WRITES]++;
+	e->stat[ST_MEDIA_WRITES_LOG]++;
+	e->stat[ST_MEDIA_BYTES] += EMU_LINE;
+	e->stat[ST_WPQ_STALLS] += stalls;
+	tm->clock[core] = max64(tm->clock[core], accept);
+	e->stat[ST_REDO_COMMIT_NS] += (tm->clock[core] - t0) / 1000;
+}
+
+/* early_apply -- the negative control (redo_early_apply=1): the records
+ * applied in place before the commit record, as a broken controller would;
+ * a crash in between leaves a transaction half applied (the crash tests
+ * must catch it). */
+static int early_apply(struct emu *e, const struct commit_plan *p)
+{
+	wq_drain_all(e, &e->qdata);
+	wq_drain_all(e, &e->qctr);
+	for (uint64_t rec = p->first_rec; rec < p->first_rec + p->nrec; rec++) {
+		struct log_entry_view x[8];
+		int n = read_record(e, e->redo->log, rec, last_home, e, x);
+		for (int i = 0; i < n; i++) {
+			if (apply_entry(e, &x[i]))
+				return -1;
+			emu_crash_point("redo.applied");
+		}
+	}
+	return 0;
+}
+
+/* note_mapping -- the committed entries are the newest versions of their
+ * lines (the mapping table). */
+static int note_mapping(struct emu *e, const struct commit_plan *p)
+{
+	struct redo *r = e->redo;
+	for (size_t i = 0; i < p->n; i++) {
+		struct lmap_ent *m = lmap_put(&r->map, p->line[i]);
+		if (!m)
+			return -1;
+		uint64_t rec = p->first_rec + p->slot[i] / 8;
+		m->ctr = p->ctr[i];
+		m->rec = rec;
+		m->log_line = data_slot_line(r, rec, p->slot[i] % 8);
+		m->pending++;
+	}
+	return 0;
+}
+
+/* commit_locked -- emu_redo_commit under the lock, its plan made. */
+static int commit_locked(struct emu *e, unsigned core, struct commit_plan *p, const uint8_t *view)
+{
+	struct redo *r = e->redo;
+	for (size_t i = 0; i < p->n; i++) {
+		uint64_t line = p->line[i];
+		r->held[line / 8] &= (uint8_t)~(1u << (line % 8));
+		/* lame: the counter the home line will have (srl: the home's is
+		 * taken at in-place update) */
+		p->ctr[i] = last_known(e, line) + 1;
+	}
+	p->nrec = redo_plan(r->pol, p->ctr, p->n, p->slot);
+	if (p->nrec > r->nrec)
+		return emu_err(SPM_E_NOSPACE, "a transaction of %zu lines does not fit the redo "
+			       "log (%llu records of 8 lines; log_kib= makes it larger)",
+			       p->n, (unsigned long long)r->nrec);
+	if (r->regs->tail + p->nrec - r->regs->head > r->nrec && apply_until(e, core, r->regs->committed, 1))
+		redo_fatal();
+	/* the records are covered before any of their lines is written */
+	p->first_rec = r->regs->tail;
+	store_reg(e, &r->regs->tail, p->first_rec + p->nrec);
+	emu_crash_point("redo.reserved");
+	enum { BATCH = 32 };
+	uint8_t pads[BATCH * EMU_LINE];
+	uint64_t sl[BATCH], sc[BATCH];
+	size_t i = 0;
+	for (uint64_t rec = p->first_rec; rec < p->first_rec + p->nrec; rec++) {
+		write_header(e, p, rec);
+		emu_crash_point("redo.header_written");
+		while (i < p->n && p->first_rec + p->slot[i] / 8 == rec) {
+			size_t k = 0;
+			while (i + k < p->n && k < BATCH && p->first_rec + p->slot[i + k] / 8 == rec) {
+				entry_seed(r, p, i + k, &sl[k], &sc[k]);
+				k++;
+			}
+			if (crypto_line_pads_ctl(e->crypto, sl, sc, k, pads))
+				redo_fatal();
+			for (size_t j = 0; j < k; j++)
+				write_block(e, p, i + j, view, pads + j * EMU_LINE);
+			i += k;
+		}
+	}
+	if (note_mapping(e, p))
+		return emu_err(-ENOMEM, "out of memory for the mapping table");
+	model_commit(e, core, p);
+	emu_crash_point("redo.logged");
+	if (__builtin_expect(e->redo_early_apply, 0) && early_apply(e, p))
+		redo_fatal();
+	/* commit: one ADR register store (the commit record) */
+	store_reg(e, &r->regs->committed, p->first_rec + p->nrec);
+	e->stat[ST_REDO_COMMITS]++;
+	e->stat[ST_REDO_RECORDS] += p->nrec;
+	e->stat[ST_REDO_ENTRIES] += p->n;
+	e->stat[ST_CTRL_WRITES] += p->n;
+	return 0;
+}
+
+/*
+ * emu_redo_commit -- a transaction's lines (ranges r[], plaintext in view)
+ * logged and committed: 0 once the commit record is in the ADR domain.
+ * In-place update follows once half the log is in use.
+ */
+int emu_redo_commit(struct emu *e, unsigned core, const struct emu_range *rg, size_t n,
+		    const void *view)
+{
+	if (!e->redo)
+		return emu_err(SPM_E_INVAL, "emu_redo_commit: not a redo design");
+	if (core >= EMU_MAX_CORES)
+		core = 0;
+	struct commit_plan p = {0};
+	int rc = 0;
+	pthread_mutex_lock(&e->lock);
+	if (e->cm && e->cm->nmade) /* the lines leave the caches: written back */
+		for (size_t i = 0; i < n; i++)
+			cache_clean(e, rg[i].first, rg[i].n);
+	rc = plan_lines(e, rg, n, &p);
+	if (!rc && p.n)
+		rc = commit_locked(e, core, &p, view);
+	if (!rc && e->redo->regs->tail - e->redo->regs->head >= e->redo->apply_at &&
+	    apply_until(e, core, e->redo->regs->committed, 1))
+		redo_fatal();
+	pthread_mutex_unlock(&e->lock);
+	emu_crash_point("redo.committed");
+	free(p.line);
+	free(p.ctr);
+	free(p.slot);
+	return rc;
+}
+
+/* emu_redo_hold -- lines [first, first+n) are declared by an open
+ * transaction: their write-backs wait for its commit. */
+void emu_redo_hold(struct emu *e, uint64_t first, uint64_t n)
+{
+	if (!e->redo)
+		return;
+	pthread_mutex_lock(&e->lock);
+	for (uint64_t l = first; l < first + n && l < e->nlines; l++)
+		e->redo->held[l / 8] |= (uint8_t)(1u << (l % 8));
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* emu_redo_release -- an aborted transaction's lines: no longer held. */
+void emu_redo_release(struct emu *e, const struct emu_range *rg, size_t n)
+{
+	if (!e->redo)
+		return;
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t l = rg[i].first; l < rg[i].first + rg[i].n && l < e->nlines; l++)
+			e->redo->held[l / 8] &= (uint8_t)~(1u << (l % 8));
+	pthread_mutex_unlock(&e->lock);
+}
+
+int emu_is_redo(const struct emu *e)
+{
+	return e->redo != NULL;
+}
+
+/* ---------------------------------------------------- recovery */
+
+/*
+ * redo_recover -- at an unclean open, after the queues were drained into
+ * the log area: the committed records applied in order (a crash here is
+ * recovered again: head moves only at the end); then the home line of
+ * every entry past the commit noted (lame, clame) to be advanced past its
+ * counter by ctrl_advance_stale, before redo_recover_finish forgets them.
+ */
+int redo_recover(struct emu *e)
+{
+	struct redo *r = e->redo;
+	if (!r)
+		return 0;
+	int rc = apply_until(e, 0, r->regs->committed, 0);
+	if (rc)
+		return rc;
+	if (r->pol == LOG_SRL)
+		return 0; /* its log pads are record numbers, never used again */
+	for (uint64_t rec = r->regs->committed; rec < r->regs->tail; rec++) {
+		struct log_entry_view x[8];
+		int n = read_record(e, r->log, rec, last_known, e, x);
+		/* a record the crash cut short (or one of an earlier turn of
+		 * the ring): its items name lines of the pool; the reserved
+		 * slots cover blocks whose header was not written */
+		for (int i = 0; i < n; i++) {
+			struct lmap_ent *m = lmap_put(&r->map, x[i].line);
+			if (m && x[i].ctr > m->ctr)
+				m->ctr = x[i].ctr;
+			if (x[i].ctr > e->cur_ctr[x[i].line])
+				ctrl_note_dropped(e, x[i].line, x[i].ctr);
+		}
+	}
+	/* the scratch entries go: nothing is pending after a recovery */
+	memset(r->map.e, 0, (r->map.mask + 1) * sizeof(*r->map.e));
+	r->map.n = 0;
+	return 0;
+}
+
+/* redo_recover_finish -- every line is past the counters the interrupted
+ * records used: the records are forgotten (head = committed = tail). */
+int redo_recover_finish(struct emu *e)
+{
+	struct redo *r = e->redo;
+	if (!r)
+		return 0;
+	store_reg(e, &r->regs->committed, r->regs->tail);
+	store_reg(e, &r->regs->head, r->regs->tail);
+	emu_crash_point("redo.recovered");
+	return 0;
+}
+
+/*
+ * redo_check -- before anything is written: the registers in order and
+ * within the ring, and every header that recovery will read -- in the log
+ * area, or still in the ADR data queue -- names lines of the pool only,
+ * with no compact overflow lacking its counter block.  SPM_E_CORRUPT
+ * otherwise.
+ */
+int redo_check(int fd, const char *meta_path, const struct superblock *sb,
+	       const struct wq_entry *dq, unsigned dcap)
+{
+	const struct design *d = design_find(sb->design);
+	if (!d || d->logging == LOG_SW)
+		return 0;
+	struct redo_regs g;
+	if (pread(fd, &g, sizeof(g), (off_t)(sb->adr_off + ADR_REDO_OFF)) != (ssize_t)sizeof(g))
+		return emu_err(SPM_E_TRUNCATED, "%s: cannot read the redo registers", meta_path);
+	unsigned rl = rec_lines(d->logging);
+	uint64_t nrec = sb->log_lines / rl, first = EMU_DATA_HDR_SIZE / EMU_LINE;
+	if (!(g.head <= g.committed && g.committed <= g.tail && g.tail - g.head <= nrec))
+		return emu_err(SPM_E_CORRUPT, "%s: redo log registers out of order (head %llu, "
+			       "committed %llu, tail %llu, %llu records)", meta_path,
+			       (unsigned long long)g.head, (unsigned long long)g.committed,
+			       (unsigned long long)g.tail, (unsigned long long)nrec);
+	uint8_t h[EMU_LINE];
+	for (uint64_t rec = g.head; rec < g.tail; rec++) {
+		uint64_t hl = (rec % nrec) * rl;
+		const uint8_t *src = NULL;
+		uint64_t newest = 0;
+		for (unsigned i = 0; i < dcap; i++) /* the queue's newest copy wins */
+			if ((dq[i].state & (WQ_VALID | WQ_LOG)) == (WQ_VALID | WQ_LOG) &&
+			    dq[i].addr == hl && dq[i].seq >= newest) {
+				newest = dq[i].seq;
+				src = dq[i].payload;
+			}
+		if (!src) {
+			if (pread(fd, h, EMU_LINE, (off_t)(sb->log_off + hl * EMU_LINE)) != EMU_LINE)
+				return emu_err(SPM_E_TRUNCATED, "%s: cannot read the redo log",
+					       meta_path);
+			src = h;
+		}
+		int bad = 0;
+		uint64_t bad_line = 0;
+		if (d->logging == LOG_CLAME) {
+			struct redo_item it[8];
+			unsigned valid = clame_hdr_unpack(src, it);
+			for (unsigned s = 0; s < 8 && !bad; s++) {
+				if (!(valid >> s & 1))
+					continue;
+				bad_line = it[s].line;
+				bad = it[s].line < first || it[s].line >= sb->nlines ||
+				      (it[s].partial == 0 && (s == 7 || (valid >> (s + 1) & 1)));
+			}
+		} else {
+			uint64_t a[8];
+			memcpy(a, src, sizeof(a));
+			for (unsigned s = 0; s < 8 && !bad; s++) {
+				bad_line = a[s] - 1;
+				bad = a[s] && (a[s] - 1 < first || a[s] - 1 >= sb->nlines);
+			}
+		}
+		if (bad)
+			return emu_err(SPM_E_CORRUPT, "%s: redo log record %llu is damaged (it "
+				       "names line %llu, outside the pool's data, or an overflow "
+				       "with no counter block)", meta_path, (unsigned long long)rec,
+				       (unsigned long long)bad_line);
+	}
+	return 0;
+}
