@@ -1239,7 +1239,7 @@ int emu_close(struct emu *e)
 	if (!e)
 		return 0;
 	pthread_mutex_lock(&e->lock);
-	redo_apply_all(e, 0); /* the redo log's committed records in place */
+	redo_apply_all(e); /* the redo log's committed records in place */
 	ctrl_drain_all(e);
 	if (e->design->enc == ENC_CTR)
 		sync_counters(e);

@@ -608,14 +608,14 @@ int redo_check(int meta_fd, const char *meta_path, const struct superblock *sb,
 	       const struct wq_entry *data_q, unsigned dcap);
 int redo_recover(struct emu *e);
 int redo_recover_finish(struct emu *e);
-void redo_apply_all(struct emu *e, unsigned core);
+void redo_apply_all(struct emu *e);
 /* controller.c's write path, for the redo designs' lines that go home */
 void redo_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
 		       const void *view, unsigned flags);
 int redo_evict_skip(struct emu *e, uint64_t line);
 void redo_ctr_victim(struct emu *e, unsigned core, uint64_t cl, uint64_t t);
 int redo_ctr_buffered(struct emu *e, uint64_t cl, unsigned *bank);
-int redo_read_from_log(struct emu *e, uint64_t line, uint64_t *log_addr);
+int redo_read_from_log(struct emu *e, uint64_t line, uint64_t at, uint64_t *log_addr);
 
 /* ------------------------------------------------------------ the controller */
 

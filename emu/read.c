@@ -44,7 +44,7 @@ uint64_t ctrl_read_line(struct emu *e, unsigned core, uint64_t line, uint64_t at
 	at = max64(at, *slot);
 	uint64_t from = line; /* where its newest version is: home, or the redo log */
 	if (e->redo)
-		redo_read_from_log(e, line, &from);
+		redo_read_from_log(e, line, at, &from);
 	uint64_t data = tm_read_first(tm, core, from == line ? ctrl_data_bank(e, line)
 							      : ctrl_bank_of(e, from), at),
 		 ready = data;

@@ -197,6 +197,7 @@ struct lmap_ent {
 	uint64_t rec;      /* mapping: the record of the newest entry */
 	uint64_t log_line; /* mapping: its block's log line */
 	uint64_t pending;  /* mapping: entries not yet applied */
+	uint64_t home_at;  /* mapping: modeled time its newest entry is home */
 };
 /* An open-addressing hash table of line numbers (linear probing,
  * deletion by backward shift). */
@@ -507,16 +508,17 @@ static void unmap_entry(struct emu *e, uint64_t line)
  * and its counter block, decryption and encryption on the engine; clame:
  * the home counter line, merged), the home data and counter line writes.
  * Not charged to a core: the banks, the queue and the engine are busy.
+ * Returns when its last home write is accepted.
  */
-static void model_apply(struct emu *e, unsigned core, uint64_t rec,
-			const struct log_entry_view *x, int n, uint64_t t)
+static uint64_t model_apply(struct emu *e, unsigned core, uint64_t rec,
+			    const struct log_entry_view *x, int n, uint64_t t)
 {
 	struct redo *r = e->redo;
 	struct timing *tm = &e->tm;
 	int stalled;
 	uint64_t hdr = tm_read(tm, core, ctrl_bank_of(e, REDO_LOG_AREA + hdr_line(r, rec)), t);
 	e->stat[ST_MEDIA_READS]++;
-	uint64_t written[8];
+	uint64_t written[8], done = t;
 	unsigned nw = 0;
 	for (int i = 0; i < n; i++) {
 		uint64_t blk = tm_read(tm, core, ctrl_bank_of(e, REDO_LOG_AREA + x[i].log_line),
@@ -549,8 +551,8 @@ static void model_apply(struct emu *e, unsigned core, uint64_t rec,
 					    ctrl_bank_of(e, REDO_LOG_AREA + x[i].log_line + 1), hdr);
 			e->stat[ST_MEDIA_READS]++;
 		}
-		tm_write(tm, core, &tm->qdata, ctrl_data_bank(e, x[i].line), x[i].line, ready,
-			 &stalled);
+		done = max64(done, tm_write(tm, core, &tm->qdata, ctrl_data_bank(e, x[i].line),
+					    x[i].line, ready, &stalled));
 		e->stat[ST_MEDIA_WRITES]++;
 		e->stat[ST_MEDIA_WRITES_DATA]++;
 		e->stat[ST_MEDIA_BYTES] += EMU_LINE;
@@ -561,21 +563,24 @@ static void model_apply(struct emu *e, unsigned core, uint64_t rec,
 			continue; /* one write of a counter line per record */
 		written[nw++] = cl;
 		struct tm_queue *q = tm->wpq_shared ? &tm->qdata : &tm->qctr;
-		tm_write(tm, core, q, ctrl_ctr_bank(e, cl), cl | TM_CTR_ADDR, ctr_ready, &stalled);
+		done = max64(done, tm_write(tm, core, q, ctrl_ctr_bank(e, cl), cl | TM_CTR_ADDR,
+					    ctr_ready, &stalled));
 		e->stat[ST_MEDIA_WRITES]++;
 		e->stat[ST_MEDIA_WRITES_COUNTER]++;
 		e->stat[ST_MEDIA_BYTES] += EMU_LINE;
 	}
+	return done;
 }
 
 /*
  * apply_until -- in-place update of records [head, end) (all committed),
  * in order; then head moves on.  The queues are drained first: the
  * records' lines are in the log area, and no older write of a home line
- * still waits to be drained over what is applied.  Modeled from the
- * clock of core, in the background.
+ * still waits to be drained over what is applied.  Not modeled here: the
+ * modeled in-place update of a commit's records starts as it commits
+ * (commit_locked), whenever the media get them.
  */
-static int apply_until(struct emu *e, unsigned core, uint64_t end, int model)
+static int apply_until(struct emu *e, uint64_t end)
 {
 	struct redo *r = e->redo;
 	uint64_t head = r->regs->head;
@@ -583,7 +588,6 @@ static int apply_until(struct emu *e, unsigned core, uint64_t end, int model)
 		return 0;
 	wq_drain_all(e, &e->qdata);
 	wq_drain_all(e, &e->qctr);
-	uint64_t t = e->tm.clock[core];
 	for (uint64_t rec = head; rec < end; rec++) {
 		struct log_entry_view x[8];
 		int n = read_record(e, r->log, rec, last_home, e, x);
@@ -595,8 +599,6 @@ static int apply_until(struct emu *e, unsigned core, uint64_t end, int model)
 				return -1;
 			unmap_entry(e, x[i].line);
 		}
-		if (model)
-			model_apply(e, core, rec, x, n, t);
 		emu_crash_point("redo.applied");
 	}
 	store_reg(e, &r->regs->head, end);
@@ -610,10 +612,10 @@ static __attribute__((noreturn, cold)) void redo_fatal(void)
 	abort();
 }
 
-/* redo_apply_all -- every committed record in place (a threshold, a close). */
-void redo_apply_all(struct emu *e, unsigned core)
+/* redo_apply_all -- every committed record in place (a close). */
+void redo_apply_all(struct emu *e)
 {
-	if (e->redo && apply_until(e, core, e->redo->regs->committed, 1))
+	if (e->redo && apply_until(e, e->redo->regs->committed))
 		redo_fatal();
 }
 
@@ -625,10 +627,10 @@ static inline int is_held(const struct redo *r, uint64_t line)
 }
 
 /* apply_for -- line is about to be written home: its logged versions first. */
-static void apply_for(struct emu *e, unsigned core, uint64_t line)
+static void apply_for(struct emu *e, uint64_t line)
 {
 	struct lmap_ent *m = lmap_get(&e->redo->map, line);
-	if (m && apply_until(e, core, m->rec + 1, 1))
+	if (m && apply_until(e, m->rec + 1))
 		redo_fatal();
 }
 
@@ -650,7 +652,7 @@ void redo_write_ranges(struct emu *e, unsigned core, const struct emu_range *rg,
 				e->stat[ST_REDO_HELD]++;
 				continue;
 			}
-			apply_for(e, core, l);
+			apply_for(e, l);
 			if (nrun && run[nrun - 1].first + run[nrun - 1].n == l) {
 				run[nrun - 1].n++;
 				continue;
@@ -673,7 +675,7 @@ int redo_evict_skip(struct emu *e, uint64_t line)
 		e->stat[ST_REDO_HELD]++;
 		return 1;
 	}
-	apply_for(e, 0, line);
+	apply_for(e, line);
 	return 0;
 }
 
@@ -737,12 +739,13 @@ static uint64_t ctr_access(struct emu *e, unsigned core, uint64_t cl, int dirty,
 	return done;
 }
 
-/* redo_read_from_log -- a read of line: 1 (and the log line's address) if
- * its newest version is in the log (the mapping table, §III.E). */
-int redo_read_from_log(struct emu *e, uint64_t line, uint64_t *log_addr)
+/* redo_read_from_log -- a read of line at modeled time at: 1 (and the log
+ * line's address) if its newest version is in the log then, not yet home
+ * (the mapping table, §III.E). */
+int redo_read_from_log(struct emu *e, uint64_t line, uint64_t at, uint64_t *log_addr)
 {
 	struct lmap_ent *m = lmap_get(&e->redo->map, line);
-	if (!m)
+	if (!m || at >= m->home_at)
 		return 0;
 	*log_addr = REDO_LOG_AREA + m->log_line;
 	e->stat[ST_REDO_LOG_READS]++;
@@ -993,6 +996,39 @@ static int note_mapping(struct emu *e, const struct commit_plan *p)
 	return 0;
 }
 
+/*
+ * model_inplace -- the in-place update of a commit's records, modeled in
+ * the background from the commit's end (the controller applies committed
+ * records continuously, §III.E): the mapping table serves reads of the
+ * lines until their home writes are accepted.  In wall time the records
+ * are applied later, in batches (apply_until): every commit's update is
+ * charged the same whenever that happens, and none is left out of a
+ * measurement by still being in the log when it ends.
+ */
+static void model_inplace(struct emu *e, unsigned core, const struct commit_plan *p)
+{
+	const struct redo *r = e->redo;
+	const uint64_t t = e->tm.clock[core];
+	for (size_t i = 0; i < p->n;) {
+		struct log_entry_view x[8];
+		uint64_t rec = p->first_rec + p->slot[i] / 8;
+		size_t first = i;
+		int n = 0;
+		for (; i < p->n && p->first_rec + p->slot[i] / 8 == rec; i++) {
+			uint64_t sl, sc;
+			entry_seed(r, p, i, &sl, &sc);
+			x[n++] = (struct log_entry_view){p->line[i], sc,
+							 data_slot_line(r, rec, p->slot[i] % 8)};
+		}
+		uint64_t done = model_apply(e, core, rec, x, n, t);
+		for (size_t k = first; k < i; k++) {
+			struct lmap_ent *m = lmap_get(&r->map, p->line[k]);
+			if (m && m->rec == rec)
+				m->home_at = done;
+		}
+	}
+}
+
 /* commit_locked -- emu_redo_commit under the lock, its plan made. */
 static int commit_locked(struct emu *e, unsigned core, struct commit_plan *p, const uint8_t *view)
 {
@@ -1009,7 +1045,8 @@ static int commit_locked(struct emu *e, unsigned core, struct commit_plan *p, co
 		return emu_err(SPM_E_NOSPACE, "a transaction of %zu lines does not fit the redo "
 			       "log (%llu records of 8 lines; log_kib= makes it larger)",
 			       p->n, (unsigned long long)r->nrec);
-	if (r->regs->tail + p->nrec - r->regs->head > r->nrec && apply_until(e, core, r->regs->committed, 1))
+	if (r->regs->tail + p->nrec - r->regs->head > r->nrec &&
+	    apply_until(e, r->regs->committed))
 		redo_fatal();
 	/* the records are covered before any of their lines is written */
 	p->first_rec = r->regs->tail;
@@ -1038,6 +1075,7 @@ static int commit_locked(struct emu *e, unsigned core, struct commit_plan *p, co
 	if (note_mapping(e, p))
 		return emu_err(-ENOMEM, "out of memory for the mapping table");
 	model_commit(e, core, p);
+	model_inplace(e, core, p);
 	emu_crash_point("redo.logged");
 	if (__builtin_expect(e->redo_early_apply, 0) && early_apply(e, p))
 		redo_fatal();
@@ -1072,7 +1110,7 @@ int emu_redo_commit(struct emu *e, unsigned core, const struct emu_range *rg, si
 	if (!rc && p.n)
 		rc = commit_locked(e, core, &p, view);
 	if (!rc && e->redo->regs->tail - e->redo->regs->head >= e->redo->apply_at &&
-	    apply_until(e, core, e->redo->regs->committed, 1))
+	    apply_until(e, e->redo->regs->committed))
 		redo_fatal();
 	pthread_mutex_unlock(&e->lock);
 	emu_crash_point("redo.committed");
@@ -1125,7 +1163,7 @@ int redo_recover(struct emu *e)
 	struct redo *r = e->redo;
 	if (!r)
 		return 0;
-	int rc = apply_until(e, 0, r->regs->committed, 0);
+	int rc = apply_until(e, r->regs->committed);
 	if (rc)
 		return rc;
 	if (r->pol == LOG_SRL)
