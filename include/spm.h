@@ -23,12 +23,19 @@
  *    unknown key or a bad value is an error (SPM_E_OPTION), never silently
  *    ignored.  Keys (defaults in brackets):
  *      design=NAME        plain|ideal|unsafe|colocated|colocated-cc|fca|sca
- *                         |wt|wt-cwc|wt-xbank|supermem [sca]
+ *                         |wt|wt-cwc|wt-xbank|supermem|srl|lame|clame [sca]
  *                         fixed at spm_create(); at spm_open() it may be given
  *                         only with the pool's own design.  The SuperMem
  *                         designs (wt...) write every counter through with its
  *                         data and keep split counters (a major per 4 KiB page,
  *                         7-bit minors): programs need no CounterAtomic.
+ *                         The redo designs (srl, lame, clame) log transactions
+ *                         in the memory controller: spm_tx_add declares the
+ *                         lines a transaction writes (no undo log is written),
+ *                         spm_tx_commit hands them to the controller, which
+ *                         writes encrypted redo log records and a commit
+ *                         record and copies them home later; their lines are
+ *                         not written back before the commit.
  *      layout=NAME        the program's name for its pools, 1-63 bytes, no
  *                         ';' [none]: stored at spm_create(); at spm_open()
  *                         a pool created with another layout (or none) is
@@ -37,8 +44,15 @@
  *      profile=NAME       timing/configuration profile: sca (the counter-
  *                         atomicity paper's Table 2) | supermem (SuperMem's
  *                         Table 2: one shared 32-entry queue, 256 KiB 8-way
- *                         counter cache, banks of whole 4 KiB pages)
- *                         [sca; supermem for the SuperMem designs]
+ *                         counter cache, banks of whole 4 KiB pages) | redo
+ *                         (the redo-logging paper's Table I: 2 GHz, 32-entry
+ *                         shared queue, 512 KiB counter cache, 32 banks, a
+ *                         16-stage AES pipeline) [sca; supermem for the
+ *                         SuperMem designs, redo for srl, lame, clame]
+ *      log_kib=N          the redo designs' log area in KiB, fixed at
+ *                         spm_create(); a transaction must fit it (else
+ *                         SPM_E_NOSPACE at commit); clame at most 4608 (its
+ *                         18-bit partial counters) [1024]
  *      key_file=PATH      the key file [<path>.key]: the AES key and each
  *                         pool's generation (below, "Key files").
  *                         spm_create() makes a new one (mode 0600, O_EXCL)
@@ -114,7 +128,12 @@
  *                         none exists only to show the auditor finds reuse:
  *                         a test knob (below).
  *
- *    Test knobs: ctr_recovery=none, and the test injectors SPM_AUDIT (a
+ *      redo_early_apply=1 a test knob: the redo designs apply a
+ *                         transaction's records in place before its commit
+ *                         record, as a broken controller would (the crash
+ *                         tests' negative control) [0]
+ *
+ *    Test knobs: ctr_recovery=none, redo_early_apply=1, and the test injectors SPM_AUDIT (a
  *    checksum of every plaintext line written to a file) and SPM_POWERFAIL
  *    (written lines put back at a kill or close), harm a normal run; each is
  *    refused (SPM_E_OPTION), from SPM_CONF, the options argument or the
@@ -486,6 +505,27 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  *   mem.reads                        data line reads for LLC misses
  *   mem.read_ns                      their latencies, summed (queue, bank,
  *                                    counter lookup, decryption)
+ *   aes.ops                          pads the AES engine made for writes (reads'
+ *                                    pads overlap the read and are not booked)
+ *   aes.queue_ns                     their waits for the engine, summed
+ *   The redo designs (srl, lame, clame; 0 elsewhere):
+ *   redo.commits                     transactions the controller committed
+ *   redo.commit_ns                   their commit latencies, summed (from the
+ *                                    commit's first log entry to its commit
+ *                                    record's acceptance)
+ *   redo.records / redo.entries      log records and entries written (their
+ *                                    lines count in media.writes.log, with
+ *                                    headers, counter blocks, commit records)
+ *   redo.enc_ns                      log entries' encryption latencies, summed:
+ *                                    counter access and AES engine, queueing
+ *                                    included (the paper's Figure 6)
+ *   redo.inplace_lines               entries applied in place (home written)
+ *   redo.log_reads                   memory reads served from the log (the
+ *                                    mapping table)
+ *   redo.ctrbuf_writes               speculative counter lines evicted to the
+ *                                    counter buffer
+ *   redo.held_writebacks             write-backs of lines an open transaction
+ *                                    declared, held for its commit
  */
 SPM_API int spm_stat(spm_pool *pool, const char *name, uint64_t *value);
 
