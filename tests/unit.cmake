@@ -9,6 +9,7 @@ spm_test(test_txlog_fill unit internal)
 spm_test(test_multicore unit)
 spm_test(test_cache unit internal)
 spm_test(test_poolsize unit)
+spm_test(test_redo unit internal)
 # The core model's access path in an instrumented program: fork, a core
 # shared by threads, an address in no view.
 if(SPM_INSTRUMENT)
