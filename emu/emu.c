@@ -1100,6 +1100,12 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	}
 	if ((rc = resolve(e, cfg, design)))
 		goto fail;
+	if (cfg->log_kib && (uint64_t)cfg->log_kib * 1024 / EMU_LINE != sb.log_lines) {
+		rc = emu_err(SPM_E_OPTION, "log_kib=%u: %s was created with log_kib=%llu",
+			     cfg->log_kib, path,
+			     (unsigned long long)(sb.log_lines * EMU_LINE / 1024));
+		goto fail;
+	}
 	if (sb.ctr_layout != e->layout->id) {
 		rc = emu_err(SPM_E_CORRUPT, "%s.meta: counter layout %u does not fit design %s",
 			     path, sb.ctr_layout, design);

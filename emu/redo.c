@@ -462,12 +462,15 @@ static int apply_entry(struct emu *e, const struct log_entry_view *x)
 		if (crypto_line_pads(e->crypto, lines, ctrs, 2, pads))
 			return -1;
 		line_xor(plain, blk, pads);
-		if (__builtin_expect(e->audit_fd >= 0, 0))
-			audit_pad(e, x->line, ctr, plain);
+		/* the counter is home before its pad is used: a replay after a
+		 * crash anywhere below takes a newer one (the same entry, or an
+		 * older entry of the line, would otherwise reuse it) */
 		e->ctr_home[x->line] = ctr;
 		media_persist(&e->media, &e->ctr_home[x->line], sizeof(uint64_t));
 		e->cur_ctr[x->line] = ctr;
 		emu_crash_point("redo.ctr_applied");
+		if (__builtin_expect(e->audit_fd >= 0, 0))
+			audit_pad(e, x->line, ctr, plain);
 		line_xor(home, plain, pads + EMU_LINE);
 	} else {
 		if (ctr > e->ctr_home[x->line]) {

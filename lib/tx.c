@@ -370,20 +370,23 @@ static void redo_abort(spm_pool *p, struct lane *l)
 	l->saved_len = 0;
 }
 
-/* redo_commit -- the transaction's declared and allocated lines to the
- * controller, which logs and commits them (0 once its commit record is in
- * the ADR domain). */
+/* redo_commit -- the transaction's declared lines to the controller, which
+ * logs and commits them (0 once its commit record is in the ADR domain).
+ * Its allocations are written home first, as in the undo designs: nothing
+ * reaches them before the commit (their bitmap bits and the pointers to
+ * them are among the declared lines), so they need no log. */
 static int redo_commit(spm_pool *p, struct lane *l)
 {
-	size_t n = l->logged.n + l->allocs.n;
+	size_t n = l->logged.n;
+	if (l->allocs.n)
+		pool_write_ranges(p, l->core, l->allocs.r, l->allocs.n, 0);
 	if (!n)
 		return 0;
 	struct emu_range *r = malloc(n * sizeof(*r));
 	if (!r)
 		return emu_err(-ENOMEM, "out of memory for a commit");
 	for (size_t i = 0; i < n; i++) {
-		const struct range *g = i < l->logged.n ? &l->logged.r[i]
-							: &l->allocs.r[i - l->logged.n];
+		const struct range *g = &l->logged.r[i];
 		uint64_t first = g->off / SPM_LINE;
 		r[i] = (struct emu_range){first, round_up(g->off + g->len, SPM_LINE) / SPM_LINE -
 						       first};

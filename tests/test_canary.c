@@ -21,7 +21,7 @@ static const char canary[] = "SPM-CANARY:this-plaintext-must-never-reach-media!"
 
 static const char *const designs[] = {"plain", "ideal", "unsafe", "colocated",
 				      "colocated-cc", "fca", "sca", "wt", "wt-cwc",
-				      "wt-xbank", "supermem"};
+				      "wt-xbank", "supermem", "srl", "lame", "clame"};
 
 struct croot {
 	uint8_t tx_area[2048];

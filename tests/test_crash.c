@@ -509,6 +509,7 @@ static const struct pcase pcases[] = {
 	{"colocated-cc", "plain", 0, 1},
 	{"wt", "plain", 0, 1},
 	{"supermem", "plain", 0, 1},
+	{"lame", "plain", 0, 1}, /* outside a transaction: a counter-atomic pair */
 };
 
 /* persist_then_kill -- a line persisted without a transaction, then SIGKILL. */
@@ -552,7 +553,7 @@ static void persist_then_kill(void **state)
  * co-located ones are counter-atomic too). */
 static const char *const safe_designs[] = {"ideal", "fca", "sca", "colocated",
 					   "colocated-cc", "wt", "wt-cwc", "wt-xbank",
-					   "supermem"};
+					   "supermem", "srl", "lame", "clame"};
 #define NSAFE (sizeof(safe_designs) / sizeof(safe_designs[0]))
 
 /* cleanup -- remove every pool a failed test may have left behind. */
@@ -561,7 +562,7 @@ static int cleanup(void **state)
 	(void)state;
 	static const char *const all[] = {"plain", "ideal", "unsafe", "colocated",
 					  "colocated-cc", "fca", "sca", "wt", "wt-cwc",
-					  "wt-xbank", "supermem"};
+					  "wt-xbank", "supermem", "srl", "lame", "clame"};
 	char path[4096];
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		pool_path(path, sizeof(path), all[i]);
@@ -579,8 +580,8 @@ int main(int argc, char **argv)
 		return 1;
 	self_exe[n] = '\0';
 	signal(SIGPIPE, SIG_IGN);
-	struct CMUnitTest tests[48];
-	char names[48][64];
+	struct CMUnitTest tests[64];
+	char names[64][64];
 	size_t t = 0;
 	for (size_t i = 0; i < NSAFE; i++) {
 		tests[t] = (struct CMUnitTest)cmocka_unit_test_prestate(kill_rounds,

@@ -454,9 +454,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "power-child"))
 		return power_child(argv[2], atoi(argv[3]));
-	static const char *const designs[] = {"plain", "sca", "fca", "ideal", "supermem"};
-	static const char *const power_designs[] = {"sca", "fca", "supermem"};
-	struct CMUnitTest tests[10];
+	static const char *const designs[] = {"plain", "sca", "fca", "ideal", "supermem",
+					      "srl", "lame", "clame"};
+	static const char *const power_designs[] = {"sca", "fca", "supermem", "clame"};
+	struct CMUnitTest tests[16];
 	size_t n = 0;
 	for (size_t i = 0; i < sizeof(designs) / sizeof(designs[0]); i++)
 		tests[n++] = (struct CMUnitTest)cmocka_unit_test_prestate(safe_design,
