@@ -873,6 +873,17 @@ static void options(void **state)
 	if (rc == 0)
 		spm_close(p);
 	assert_int_equal(rc, SPM_E_OPTION);
+	/* a redo pool opened with another log_kib= than its own; its own is fine */
+	remove_pool_files(path);
+	p = fresh_pool(path, POOL_SIZE, "design=lame;log_kib=32");
+	assert_int_equal(spm_close(p), 0);
+	rc = spm_open(&p, path, "log_kib=64");
+	if (rc == 0)
+		spm_close(p);
+	assert_int_equal(rc, SPM_E_OPTION);
+	assert_non_null(strstr(spm_errormsg(), "log_kib"));
+	assert_int_equal(spm_open(&p, path, "log_kib=32"), 0);
+	assert_int_equal(spm_close(p), 0);
 	remove_pool_files(path);
 }
 
