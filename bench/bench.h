@@ -12,7 +12,7 @@
 /* One measurement: a workload on a design. */
 struct bench_cfg {
 	const char *design;   /* an spm design, or "pmdk" */
-	const char *workload; /* array queue hashmap btree rbtree */
+	const char *workload; /* array queue hashmap btree rbtree skiplist bptree */
 	const char *profile;
 	const char *set;      /* extra spm options "k=v;k=v" ("" if none) */
 	const char *dir;      /* where pools go */
@@ -24,6 +24,7 @@ struct bench_cfg {
 	uint64_t footprint;   /* bytes of data per core before the measured phase */
 	uint64_t elements;    /* array elements (0: from footprint, else 1024) */
 	unsigned mix;         /* enum ex_mix for the map workloads */
+	uint64_t keys;        /* their key distribution (ex_keys.h; 0: uniform) */
 	uint64_t work_ns;     /* modeled core work before each op (spm_model_work) */
 	int prefault;         /* pools' pages mapped at create (spm and libpmemobj) */
 };
@@ -58,6 +59,8 @@ const struct ex_ds *bench_ds(const char *name);
 int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out);
 int bench_run_pmdk(const struct bench_cfg *cfg, struct bench_result *out);
 int bench_have_pmdk(void);
+/* bench_pmdk_has -- does the design pmdk have workload name? */
+int bench_pmdk_has(const char *name);
 
 /*
  * bench_options -- the spm_create options of cfg: design, profile,

@@ -12,7 +12,8 @@ const struct ex_ds *bench_ds(const char *name)
 	} table[] = {
 		{"array", &ex_ds_array},     {"queue", &ex_ds_queue},
 		{"hashmap", &ex_ds_hashmap}, {"btree", &ex_ds_btree},
-		{"rbtree", &ex_ds_rbtree},
+		{"rbtree", &ex_ds_rbtree},   {"skiplist", &ex_ds_skiplist},
+		{"bptree", &ex_ds_bptree},
 	};
 	for (unsigned i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (strcmp(table[i].name, name) == 0)

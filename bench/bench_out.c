@@ -85,6 +85,11 @@ static void print_group(const struct bench_row *rows, size_t n, size_t first)
 	       g->profile, g->set && *g->set ? ", " : "", g->set ? g->set : "");
 	if (g->work_ns)
 		printf("  (each op charged %" PRIu64 " ns of modeled core work)\n", g->work_ns);
+	if (g->keys && bench_ds(g->workload) && bench_ds(g->workload)->has_mix) {
+		char keys[48];
+		ex_keys_name(g->keys, keys, sizeof(keys));
+		printf("  keys: %s\n", keys);
+	}
 	printf("  model: %s\n", group_model(rows, n, first));
 	printf("  %-13s %12s %14s %10s %10s %10s\n", "design", "ops/s wall",
 	       "modeled ns/op", "norm.time", "writes/op", "norm.wr");
@@ -149,13 +154,18 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 		perror(path);
 		return -1;
 	}
+	/* a last column, keys, when they are not uniform (uniform runs keep
+	 * the columns they always had) */
+	int keys = 0;
+	for (size_t i = 0; i < n; i++)
+		keys |= rows[i].cfg.keys != 0;
 	fprintf(f, "design,workload,profile,cores,threads,tx_size,ops,modeled_ns,wall_ns");
 	for (unsigned s = 0; s < BENCH_STATS_CORE; s++)
 		fprintf(f, ",%s", bench_stats[s].column);
 	fprintf(f, ",footprint,work_ns,reps,options");
 	for (unsigned s = BENCH_STATS_CORE; s < bench_nstats; s++)
 		fprintf(f, ",%s", bench_stats[s].column);
-	fputc('\n', f);
+	fputs(keys ? ",keys\n" : "\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct bench_row *r = &rows[i];
 		const struct bench_cfg *c = &r->cfg;
@@ -179,6 +189,12 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 			r->res.modeled ? c->work_ns : 0, r->reps, opts);
 		for (unsigned s = BENCH_STATS_CORE; s < bench_nstats; s++)
 			put_stat(f, r, s);
+		if (keys) {
+			char name[48] = ""; /* the array and the queue have no keys */
+			if (bench_ds(c->workload) && bench_ds(c->workload)->has_mix)
+				ex_keys_name(c->keys, name, sizeof(name));
+			fprintf(f, ",%s", name);
+		}
 		fputc('\n', f);
 	}
 	if (f == stdout)

@@ -33,6 +33,14 @@ int bench_have_pmdk(void)
 	return 1;
 }
 
+int bench_pmdk_has(const char *name)
+{
+	for (const char *const *w = pmdk_workloads(); *w; w++)
+		if (strcmp(*w, name) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * bench_run_pmdk -- one pool per thread, each running cfg->ops operations
  * (modeled cores do not apply: libpmemobj runs on the real machine).
@@ -82,6 +90,12 @@ int bench_run_pmdk(const struct bench_cfg *cfg, struct bench_result *out)
 
 int bench_have_pmdk(void)
 {
+	return 0;
+}
+
+int bench_pmdk_has(const char *name)
+{
+	(void)name;
 	return 0;
 }
 

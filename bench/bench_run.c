@@ -215,6 +215,10 @@ static int setup(spm_pool *pool, const struct bench_cfg *cfg, const struct ex_ds
 		struct core *c = &core[i];
 		struct ex_run r = {.seed = cfg->seed + i, .value_size = cfg->tx_size,
 				   .mix = cfg->mix, .param = array_elements(cfg)};
+		if (cfg->keys && ds->has_mix) { /* the measured run's keys (not the prefill's) */
+			r.mix |= EX_MIX_ZIPF;
+			r.keys = cfg->keys;
+		}
 		int rc = ex_instance_new(pool, ds, &c->ctx);
 		if (rc)
 			return spm_fail("creating an instance", rc);
@@ -224,6 +228,7 @@ static int setup(spm_pool *pool, const struct bench_cfg *cfg, const struct ex_ds
 			p.seed = ~r.seed;
 			p.n_ops = pre;
 			p.mix = EX_MIX_INSERT;
+			p.keys = 0;
 			if ((rc = ex_instance_begin_run(&c->ctx, &p, &c->first)))
 				return spm_fail("starting the prefill", rc);
 			for (uint64_t j = 0; j < pre; j++)

@@ -1,4 +1,4 @@
-# bench_smoke.cmake -- ctest bench_smoke: spm-bench on two designs, two workloads, 2 cores; CSV checked; --prefault 0 changes no modeled column.
+# bench_smoke.cmake -- ctest bench_smoke: spm-bench on two designs, two workloads, 2 cores; CSV checked; --prefault 0 changes no modeled column; the skip list and the B+ tree with Zipfian keys (a last CSV column, keys).
 set(csv ${DIR}/bench_smoke.csv)
 file(REMOVE ${csv})
 execute_process(COMMAND ${BENCH} --designs plain,sca --workloads queue,btree --ops 200
@@ -60,3 +60,32 @@ if(NOT m1 STREQUAL m0)
   message(FATAL_ERROR "--prefault 0 changed a modeled column:\n${m1}\n---\n${m0}")
 endif()
 file(REMOVE ${csv0})
+
+# Zipfian keys (--keys zipf:THETA) on the skip list and the B+ tree: the CSV gets a last
+# column, keys, naming the distribution of each row.
+set(csvz ${DIR}/bench_smoke_zipf.csv)
+file(REMOVE ${csvz})
+execute_process(COMMAND ${BENCH} --designs sca --workloads skiplist,bptree --ops 200
+                        --footprint 64k --keys zipf:0.99 --dir ${DIR} --csv ${csvz}
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "spm-bench --keys zipf:0.99 exited ${rc}:\n${err}")
+endif()
+file(STRINGS ${csvz} linesz)
+list(LENGTH linesz nz)
+list(GET linesz 0 headerz)
+if(NOT nz EQUAL 3 OR NOT headerz MATCHES ",keys$")
+  message(FATAL_ERROR "--keys zipf:0.99: CSV of ${nz} lines, header\n${headerz}")
+endif()
+foreach(w skiplist bptree)
+  set(found 0)
+  foreach(line IN LISTS linesz)
+    if(line MATCHES "^sca,${w},.*,zipf:0.99$")
+      set(found 1)
+    endif()
+  endforeach()
+  if(NOT found)
+    message(FATAL_ERROR "no row sca,${w},...,zipf:0.99:\n${linesz}")
+  endif()
+endforeach()
+file(REMOVE ${csvz})

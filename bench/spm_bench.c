@@ -4,11 +4,13 @@
  *             [--cores LIST] [--threads N] [--profile NAME] [--seed S]
  *             [--set key=value]... [--csv FILE] [--reps N] [--dir DIR] [--prefault 0|1]
  *             [--footprint BYTES] [--elements N] [--mix insert|mixed]
- *             [--work-ns N]
+ *             [--keys uniform|zipf:THETA] [--work-ns N]
  *
  * With no flags: the main comparison of the counter-atomicity paper (SCA,
  * HPCA 2018, Figure 12): the five workloads on plain, ideal, colocated,
  * colocated-cc, fca, sca and libpmemobj ("pmdk").  See README "Benchmarks".
+ * The workloads skiplist and bptree, and --keys zipf:THETA, are spm's only:
+ * with the design pmdk they are refused.
  *
  * Each measurement creates a pool in --dir, makes one instance of the
  * workload per modeled core, resets the statistics, runs --ops operations per
@@ -58,10 +60,14 @@ static int usage(FILE *out)
 		"                 [--cores LIST] [--threads N] [--profile NAME] [--seed S]\n"
 		"                 [--set key=value]... [--csv FILE] [--reps N] [--dir DIR]\n"
 		"                 [--footprint BYTES] [--elements N] [--mix insert|mixed]\n"
-		"                 [--work-ns N] [--prefault 0|1]\n"
+		"                 [--keys uniform|zipf:THETA] [--work-ns N] [--prefault 0|1]\n"
 		"LIST is comma separated.  Defaults: --designs %s\n"
 		"--workloads %s --ops %u (per core) --tx-size 64 --cores 1 --threads 1\n"
-		"--profile sca --seed 1 --reps 1 --dir /tmp --mix insert.\n"
+		"--profile sca --seed 1 --reps 1 --dir /tmp --mix insert --keys uniform.\n"
+		"Workloads: array queue hashmap btree rbtree skiplist bptree (pmdk: the first\n"
+		"five).  --keys: the maps' keys in the measured phase (the prefill's are\n"
+		"uniform): uniform, or zipf:THETA, 0 < THETA < 1, Zipf's law over %u keys\n"
+		"(0.99: YCSB's skew; not with the design pmdk).\n"
 		"--set k=v: an spm_create option (repeatable); --footprint B: fill each map\n"
 		"instance with about B bytes first (8m; 0: none); --elements N: array length\n"
 		"(footprint / size, or 1024); --reps N: repeat, report medians; --work-ns N: modeled\n"
@@ -72,8 +78,8 @@ static int usage(FILE *out)
 		"Ranges: --ops >= 1, --tx-size %u..%u, --cores and --threads 1..%u, --reps\n"
 		"1..256, --work-ns <= 10^9, --elements 2..2^24; numbers take k, m, g.\n"
 		"Exit: 0; 1 a run failed; 2 bad usage (before any run); 3 CSV not written.\n",
-		DEFAULT_DESIGNS, DEFAULT_WORKLOADS, DEFAULT_OPS, EX_VALUE_MIN, EX_VALUE_MAX,
-		BENCH_MAX_CORES);
+		DEFAULT_DESIGNS, DEFAULT_WORKLOADS, DEFAULT_OPS, EX_ZIPF_KEYS, EX_VALUE_MIN,
+		EX_VALUE_MAX, BENCH_MAX_CORES);
 	return 2;
 }
 
@@ -148,7 +154,8 @@ static int add_set(struct args *a, const char *kv)
 	X(CORES, "--cores") X(PROFILE, "--profile") X(DIR, "--dir") X(CSV, "--csv")       \
 	X(SET, "--set") X(MIX, "--mix") X(OPS, "--ops") X(THREADS, "--threads")           \
 	X(SEED, "--seed") X(REPS, "--reps") X(WORK_NS, "--work-ns")                       \
-	X(FOOTPRINT, "--footprint") X(ELEMENTS, "--elements") X(PREFAULT, "--prefault")
+	X(FOOTPRINT, "--footprint") X(ELEMENTS, "--elements") X(PREFAULT, "--prefault")   \
+	X(KEYS, "--keys")
 #define FLAG_ID(id, name) FLAG_##id,
 #define FLAG_NAME(id, name) name,
 enum flag_id { BENCH_FLAGS(FLAG_ID) FLAG_COUNT };
@@ -213,6 +220,8 @@ static int parse_flag(struct args *a, enum flag_id f, char *v)
 		return b->elements = n, 0;
 	case FLAG_PREFAULT:
 		return num_in(v, &n, 0, 1) ? -1 : (b->prefault = (int)n, 0);
+	case FLAG_KEYS:
+		return ex_keys_parse(v, &b->keys);
 	case FLAG_COUNT:
 		break;
 	}
@@ -308,6 +317,29 @@ static int check_csv(const char *path)
 	return 0;
 }
 
+/* check_pmdk -- libpmemobj's workloads are five, with uniform keys: the
+ * others with the design pmdk are refused (when it is built). */
+static int check_pmdk(const struct args *a)
+{
+	int pmdk = 0;
+	for (unsigned i = 0; i < a->designs.n; i++)
+		pmdk |= strcmp(a->designs.item[i], "pmdk") == 0;
+	if (!pmdk || !bench_have_pmdk())
+		return 0;
+	if (a->base.keys) {
+		fprintf(stderr, "spm-bench: --keys zipf: the design pmdk has uniform keys only "
+			"(leave it out of --designs)\n");
+		return -1;
+	}
+	for (unsigned i = 0; i < a->workloads.n; i++)
+		if (!bench_pmdk_has(a->workloads.item[i])) {
+			fprintf(stderr, "spm-bench: the design pmdk has no %s workload (leave it "
+				"out of --designs)\n", a->workloads.item[i]);
+			return -1;
+		}
+	return 0;
+}
+
 static int check_args(const struct args *a)
 {
 	if (check_csv(a->csv))
@@ -315,9 +347,11 @@ static int check_args(const struct args *a)
 	for (unsigned i = 0; i < a->workloads.n; i++)
 		if (!bench_ds(a->workloads.item[i])) {
 			fprintf(stderr, "spm-bench: unknown workload %s (array queue hashmap "
-				"btree rbtree)\n", a->workloads.item[i]);
+				"btree rbtree skiplist bptree)\n", a->workloads.item[i]);
 			return -1;
 		}
+	if (check_pmdk(a))
+		return -1;
 	for (unsigned i = 0; i < a->designs.n; i++)
 		if (check_design(a, a->designs.item[i]))
 			return -1;
@@ -449,10 +483,15 @@ int main(int argc, char **argv)
 	struct bench_cfg show = a.base;
 	show.design = "<design>";
 	bench_options(&show, opts, sizeof(opts));
-	fprintf(stderr, "spm-bench: %zu runs of %" PRIu64 " ops per core, options %s%s%s, "
+	char keys[48] = "";
+	if (a.base.keys) {
+		strcpy(keys, ", keys ");
+		ex_keys_name(a.base.keys, keys + strlen(keys), sizeof(keys) - strlen(keys));
+	}
+	fprintf(stderr, "spm-bench: %zu runs of %" PRIu64 " ops per core, options %s%s%s%s, "
 		"pools in %s\n", s.total, a.base.ops, opts,
 		getenv("SPM_CONF") ? ", SPM_CONF=" : "",
-		getenv("SPM_CONF") ? getenv("SPM_CONF") : "", a.base.dir);
+		getenv("SPM_CONF") ? getenv("SPM_CONF") : "", keys, a.base.dir);
 	if (have_pmdk_design)
 		fprintf(stderr, "spm-bench: libpmemobj with PMEM_IS_PMEM_FORCE=%s "
 			"PMEM_NO_FLUSH=%s, prefault.at_create=%d\n",

@@ -3,7 +3,7 @@
 # crash tests (crash): SPM_CRASH sweeps and a kill -9 on ideal, fca and sca,
 # and the unsafe design shown to fail the check.
 if(TARGET spm-btree)
-  foreach(name array btree hashmap list queue rbtree)
+  foreach(name array bptree btree hashmap list queue rbtree skiplist)
     if(NOT TARGET spm-${name})
       continue()
     endif()

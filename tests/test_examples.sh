@@ -7,12 +7,16 @@
 #       seeds and value sizes, check ok; the same seeds give the same content
 #       on every design; usage errors exit 2, open and create errors with
 #       their own status (3 system, 25 another example's pool, 10-26 spm's codes).
+#       The maps (their --help names --keys): --keys uniform is the default's
+#       content, Zipfian runs check ok and give the same content on two
+#       designs, bad --keys values are usage errors naming the flag.
 # crash: SPM_CRASH kills a run at crash points spread over the run on ideal, supermem,
 #       fca and sca (half of them with SPM_EVICT's early write-backs): every
 #       check must pass, and a recovered pool must keep working; one real kill -9 of a running process (synchronised on its
 #       progress output); on unsafe, a sweep of crash points must make check
 #       fail at least once, naming a broken invariant (exit 1) -- the oracle
-#       is not blind -- and check must never crash itself.
+#       is not blind -- and check must never crash itself.  The maps: one
+#       more sweep on sca and unsafe with Zipfian keys.
 set -euo pipefail
 
 if [ $# -lt 3 ]; then
@@ -26,6 +30,7 @@ dir=$(mktemp -d "$tmp/examples-$name-$mode.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 
 designs="plain ideal unsafe colocated colocated-cc fca sca wt wt-cwc wt-xbank supermem"
+keys="" # crash sweeps: empty, or the maps' --keys and its value
 fail() {
 	echo "FAIL [$name $mode]: $*" >&2
 	exit 1
@@ -134,6 +139,48 @@ unit_tests() {
 		rmpool "$p"
 	done
 	echo "$name: round trips on all designs: $reference"
+	if is_map; then
+		keys_tests
+	fi
+}
+
+# is_map -- does the example take --keys (the map workload)?
+is_map() { "$bin" --help | grep -q -- '--keys'; }
+
+# keys_runs P -- on pool P: uniform runs as in the design loop (the first with
+# --keys uniform), then two Zipfian runs; check ok, the ok line in $checked.
+keys_runs() {
+	local p=$1 out
+	"$bin" run "$p" 300 --seed 11 --keys uniform >/dev/null 2>&1 || fail "keys: uniform run"
+	"$bin" run "$p" 400 --seed 12 --value-size 200 >/dev/null 2>&1 || fail "keys: second run"
+	check_ok "$p" "keys: check after --keys uniform"
+	[ "$checked" = "$reference" ] || fail "--keys uniform: '$checked', the default gave '$reference'"
+	out=$("$bin" run "$p" 600 --seed 13 --keys zipf:0.99 2>&1) || fail "keys: zipf run: $out"
+	[[ "$out" == *"keys zipf:0.99"* ]] || fail "the Zipfian run does not say its keys: $out"
+	"$bin" run "$p" 300 --seed 14 --mix insert --keys zipf:0.5 >/dev/null 2>&1 ||
+		fail "keys: second zipf run"
+	check_ok "$p" "keys: check after Zipfian runs"
+}
+
+# keys_tests -- the maps' --keys (examples/common/ex_keys.h).
+keys_tests() {
+	local p=$dir/keys v rc out first
+	for v in zipf:0 zipf:abc zipf:-1 zipf:1 zipf: zipf gauss; do
+		rc=0; out=$("$bin" run "$p" 10 --keys "$v" 2>&1) || rc=$?
+		[ "$rc" = 2 ] || fail "--keys $v: exit $rc, expected 2"
+		[[ "$out" == *"--keys $v: bad value"* ]] || fail "--keys $v: the message does not name the flag: $out"
+	done
+	rc=0; "$bin" run "$p" 10 --keys >/dev/null 2>&1 || rc=$?
+	[ "$rc" = 2 ] || fail "--keys without a value: exit $rc, expected 2"
+	"$bin" create "$p" "design=sca" --size 8388608 >/dev/null || fail "keys: create"
+	keys_runs "$p"
+	first=$checked
+	rmpool "$p"
+	"$bin" create "$p" "design=plain" --size 8388608 >/dev/null || fail "keys: create"
+	keys_runs "$p"
+	[ "$checked" = "$first" ] || fail "Zipfian keys: sca gave '$first', plain '$checked'"
+	rmpool "$p"
+	echo "$name: --keys: uniform as the default, Zipfian on sca and plain: $checked"
 }
 
 # sweep D POINTS -- crash a run at POINTS points spread over it on design D;
@@ -143,7 +190,8 @@ sweep() {
 	rmpool "$base"
 	"$bin" create "$base" "design=$d" --size 8388608 >/dev/null
 	"$bin" run "$base" 150 --seed 1 >/dev/null 2>&1
-	total=$(crash_points "$base" 150 --seed 2 --value-size 100)
+	# shellcheck disable=SC2086 # $keys: empty, or --keys and its value
+	total=$(crash_points "$base" 150 --seed 2 --value-size 100 ${keys:-})
 	passed=0 broken=0
 	for i in $(seq 1 "$npoints"); do
 		# spread evenly, shifted so that different point kinds are hit
@@ -151,7 +199,8 @@ sweep() {
 		cppool "$base" "$w"
 		evict=""
 		[ $((i % 2)) = 1 ] && evict="$i:0.3"
-		crash_run "$w" "$pt" 150 --seed 2 --value-size 100
+		# shellcheck disable=SC2086
+		crash_run "$w" "$pt" 150 --seed 2 --value-size 100 ${keys:-}
 		evict=""
 		rc=0
 		out=$("$bin" check "$w" 2>&1) || rc=$?
@@ -177,7 +226,7 @@ sweep() {
 		rmpool "$w"
 	done
 	rmpool "$base"
-	echo "$name $d: $npoints crash points of $total: $passed checks ok, $broken broken"
+	echo "$name $d${keys:+ ($keys)}: $npoints crash points of $total: $passed checks ok, $broken broken"
 }
 
 # kill9 D -- kill -9 a running process once it has done 200+ operations.
@@ -225,6 +274,13 @@ crash_tests() {
 	[ "$broken" -gt 0 ] || fail "unsafe: no crash broke the check: the oracle is blind"
 	sweep ideal 10
 	kill9 ideal
+	if is_map; then
+		keys="--keys zipf:0.99"
+		sweep sca 6
+		sweep unsafe 6
+		[ "$broken" -gt 0 ] || fail "unsafe, Zipfian keys: no crash broke the check"
+		keys=""
+	fi
 }
 
 case $mode in

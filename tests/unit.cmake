@@ -18,3 +18,13 @@ if(SPM_INSTRUMENT)
   target_link_libraries(test_access PRIVATE Threads::Threads)
   spm_instrument(test_access)
 endif()
+# The map workloads' key distributions (examples/common/ex_keys.c): Zipfian
+# keys skewed and deterministic, uniform keys the op sequence they always were.
+if(TARGET ex_common)
+  spm_test(test_zipf unit)
+  if(TARGET ex_common_native)
+    target_link_libraries(test_zipf PRIVATE ex_common_native)
+  else()
+    target_link_libraries(test_zipf PRIVATE ex_common)
+  endif()
+endif()

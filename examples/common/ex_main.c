@@ -118,6 +118,8 @@ static const char *prog = "spm-example";
 /* usage_to -- the usage text on f. */
 static void usage_to(FILE *f, const struct ex_ds *ds)
 {
+	static const char map_flags[] = " [--mix mixed|insert]\n"
+					"            [--keys uniform|zipf:THETA]";
 	fprintf(f,
 		"usage: %s create POOL [OPTIONS] [--size BYTES]\n"
 		"       %s run POOL N [--seed S] [--value-size B] [--progress K]%s%s\n"
@@ -128,9 +130,18 @@ static void usage_to(FILE *f, const struct ex_ds *ds)
 		"(default %u).  The pool is made with layout=spm-%s, and only a pool of\n"
 		"that layout is opened.  After an unclean shutdown check also prints what\n"
 		"recovery did.\n",
-		prog, prog, ds->has_mix ? " [--mix mixed|insert]" : "",
+		prog, prog, ds->has_mix ? map_flags : "",
 		ds->has_elements ? " [--elements E]" : "", prog, prog,
 		EX_POOL_DEFAULT >> 20, EX_VALUE_MIN, EX_VALUE_MAX, EX_VALUE_DEFAULT, ds->name);
+	if (ds->has_mix)
+		fprintf(f,
+			"--mix: mixed (default: 60%% inserts, 15%% updates, 15%% deletes, 10%%\n"
+			"lookups) or insert (inserts only).  --keys: uniform (default: each insert\n"
+			"a new random key, the others one of the last 1024 ops' keys) or\n"
+			"zipf:THETA, 0 < THETA < 1 (every op's key drawn from %u keys by Zipf's\n"
+			"law, THETA the skew; 0.99 as YCSB): kept in the run log, so check\n"
+			"replays the same keys.\n",
+			EX_ZIPF_KEYS);
 }
 
 /* usage -- a usage error: what is wrong (fmt), then the usage; exit 2. */
@@ -408,7 +419,7 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 {
 	const char *path = NULL, *nstr = NULL;
 	uint64_t n = 0, seed = 1, vs = EX_VALUE_DEFAULT, progress = 0, mix = EX_MIX_MIXED;
-	uint64_t elements = 1024;
+	uint64_t elements = 1024, keys = 0;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int bad = 0;
@@ -429,6 +440,8 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 			else
 				bad = 1;
 			i++;
+		} else if (strcmp(a, "--keys") == 0 && ds->has_mix && v) {
+			bad = ex_keys_parse(v, &keys), i++;
 		} else if (a[0] == '-' && a[1] == '-') {
 			v = NULL, bad = 1;
 		} else if (!path) {
@@ -452,7 +465,15 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 		return code;
 	uint64_t first;
 	struct ex_run r = {.seed = seed, .n_ops = n, .value_size = vs, .mix = mix,
-			   .param = elements};
+			   .param = elements, .keys = keys};
+	/* the keys as the run's line names them, made now: work done between
+	 * the ops and the statistics is charged to the run */
+	char dist[48] = "";
+	if (keys) {
+		r.mix |= EX_MIX_ZIPF;
+		strcpy(dist, ", keys ");
+		ex_keys_name(keys, dist + strlen(dist), sizeof(dist) - strlen(dist));
+	}
 	int rc = ex_instance_begin_run(&c, &r, &first);
 	if (rc == -EINVAL) {
 		fprintf(stderr, "%s: %s is damaged (%s); see '%s check'\n", prog, path,
@@ -492,9 +513,9 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 
 	const struct ex_run *rec = &c.runs[c.cur];
 	printf("%s: %" PRIu64 " ops in %.3f s: %.0f ops/s (design %s, value %" PRIu64
-	       " B, seed %" PRIu64 ", ops %" PRIu64 "..%" PRIu64 ")\n",
+	       " B, seed %" PRIu64 "%s, ops %" PRIu64 "..%" PRIu64 ")\n",
 	       ds->name, n, secs, secs > 0 ? (double)n / secs : 0.0, spm_design(c.pool),
-	       rec->value_size, seed, first, k);
+	       rec->value_size, seed, dist, first, k);
 	uint64_t v;
 	if (n && spm_stat(c.pool, "time.modeled_ns", &v) == 0)
 		printf("modeled: %.1f ns/op\n", (double)v / (double)n);
@@ -535,7 +556,11 @@ int ex_instance_begin_run(struct ex_ctx *c, const struct ex_run *r, uint64_t *fi
 		return -ENOMEM;
 	struct ex_run rec = *r;
 	rec.first_op = *first;
-	return append_run(c, &rec);
+	int rc = append_run(c, &rec);
+	/* a Zipfian run's constants now, not inside its first op */
+	if (rc == 0 && (rec.mix & EX_MIX_ZIPF))
+		ex_zipf_init(&c->zipf, rec.keys);
+	return rc;
 }
 
 int ex_instance_end_run(struct ex_ctx *c, uint64_t end)
@@ -575,6 +600,9 @@ static int replay(struct ex_ctx *c, void *model, uint64_t k)
 		if (r->value_size < EX_VALUE_MIN || r->value_size > EX_VALUE_MAX)
 			return ex_fail(c, "run log: record %" PRIu64 " has value size %" PRIu64,
 				       i, r->value_size);
+		if (!(r->mix & EX_MIX_ZIPF) != !r->keys || !ex_keys_valid(r->keys))
+			return ex_fail(c, "run log: record %" PRIu64 " has mix %#" PRIx64
+				       " and key distribution %#" PRIx64, i, r->mix, r->keys);
 		c->cur = i;
 		for (uint64_t j = r->first_op; j < to; j++)
 			if (c->ds->model_op(c, model, j))

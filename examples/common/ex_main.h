@@ -9,6 +9,7 @@
  *
  *   spm-<name> create POOL [OPTIONS] [--size BYTES]
  *   spm-<name> run POOL N [--seed S] [--value-size B] [--progress K] ...
+ *                  (maps: [--mix mixed|insert] [--keys uniform|zipf:THETA])
  *   spm-<name> check POOL
  *   spm-<name> --help
  *
@@ -40,6 +41,7 @@
 
 #include <spm.h>
 
+#include "ex_keys.h"
 #include "ex_util.h"
 
 #define EX_VALUE_MIN 8u       /* a value starts with the 8-byte op index */
@@ -54,11 +56,18 @@
 #define EX_EXIT_SYSTEM 3
 #define EX_EXIT_OTHER 4
 
-/* Workload mixes for the map structures (btree, hashmap, rbtree). */
+/* Workload mixes for the map structures (btree, bptree, hashmap, rbtree,
+ * skiplist). */
 enum ex_mix {
 	EX_MIX_MIXED = 0,  /* 60% insert, 15% update, 15% delete, 10% lookup */
 	EX_MIX_INSERT = 1, /* inserts only: the papers' B-tree / hash / RB-tree runs */
 };
+/* A record's mix is an enum ex_mix (EX_MIX_KIND bits), with EX_MIX_ZIPF set
+ * when its keys are not uniform (the distribution is in its keys field):
+ * so a uniform op reads no more of its record than it did before --keys
+ * (the core model sees every load). */
+#define EX_MIX_KIND 0xffu
+#define EX_MIX_ZIPF 0x100u
 
 /* A run record: one line of the run log. */
 struct ex_run {
@@ -66,9 +75,10 @@ struct ex_run {
 	uint64_t first_op;   /* global index of the run's first operation */
 	uint64_t n_ops;      /* operations asked for */
 	uint64_t value_size; /* payload bytes per operation */
-	uint64_t mix;        /* enum ex_mix */
+	uint64_t mix;        /* enum ex_mix, | EX_MIX_ZIPF (see above) */
 	uint64_t param;      /* structure specific (array: elements) */
-	uint64_t reserved[2];
+	uint64_t keys;       /* key distribution (ex_keys.h): 0 uniform */
+	uint64_t reserved[1];
 };
 _Static_assert(sizeof(struct ex_run) == SPM_LINE, "a run record is one line");
 
@@ -103,6 +113,7 @@ struct ex_ctx {
 	uint64_t nruns;
 	uint64_t cur;           /* index of the record of the op being done / replayed */
 	uint8_t *buf;           /* scratch of EX_VALUE_MAX bytes (lookups read into it) */
+	struct ex_zipf zipf;    /* the constants of the last Zipfian run met */
 	char why[512];          /* check: the broken invariant */
 };
 
@@ -111,7 +122,7 @@ struct ex_ds {
 	const char *name;       /* "btree": the command is spm-btree */
 	const char *magic;      /* 8 bytes, identifies the pool's structure */
 	size_t root_size;       /* the root object, struct ex_head first */
-	unsigned has_mix;       /* --mix accepted */
+	unsigned has_mix;       /* --mix and --keys accepted (the map workload) */
 	unsigned has_elements;  /* --elements accepted (array) */
 	/* create: initialise the structure, inside the creating transaction */
 	int (*init)(struct ex_ctx *c);
@@ -136,8 +147,8 @@ struct ex_ds {
 
 /* The workloads' tables, one per examples/<name>/workload.c (library
  * ex_<name>_workload): the commands and spm-bench drive them. */
-extern const struct ex_ds ex_ds_array, ex_ds_btree, ex_ds_hashmap, ex_ds_list,
-	ex_ds_queue, ex_ds_rbtree;
+extern const struct ex_ds ex_ds_array, ex_ds_bptree, ex_ds_btree, ex_ds_hashmap,
+	ex_ds_list, ex_ds_queue, ex_ds_rbtree, ex_ds_skiplist;
 
 /* ex_main -- the whole command line of spm-<ds->name>. */
 int ex_main(const struct ex_ds *ds, int argc, char **argv);

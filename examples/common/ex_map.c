@@ -1,6 +1,7 @@
 /*
- * ex_map.c -- the map workload (see ex_map.h) and its model: an
- * open-addressing hash table in plain memory.
+ * ex_map.c -- the map workload (see ex_map.h), its keys (uniform or
+ * Zipfian, ex_keys.h) and its model: an open-addressing hash table in plain
+ * memory.
  */
 #include <string.h>
 #include <inttypes.h>
@@ -10,17 +11,31 @@
 
 #define WINDOW 1024u /* updates, deletes and lookups aim at the last WINDOW ops */
 
+/* zipf_key -- the key of op j of a Zipfian run: the rank its key word draws
+ * (the constants are the context's, made again if they are another run's). */
+static uint64_t zipf_key(struct ex_ctx *c, const struct ex_run *run, uint64_t j)
+{
+	if (c->zipf.code != run->keys && ex_zipf_init(&c->zipf, run->keys))
+		return ex_rand(c, j, 1); /* never: check refuses such a record first */
+	return ex_zipf_key(ex_zipf_rank(&c->zipf, ex_rand(c, j, 1)));
+}
+
 void ex_map_plan(struct ex_ctx *c, uint64_t j, struct ex_map_op *op)
 {
 	const struct ex_run *run = ex_run_of(c, j);
 	uint64_t r = ex_rand(c, j, 0), pct = r % 100;
 	op->len = run->value_size;
 	op->kind = EX_MAP_INSERT;
-	if (run->mix == EX_MIX_MIXED && j > 0)
+	uint64_t mix = run->mix;
+	if ((mix & EX_MIX_KIND) == EX_MIX_MIXED && j > 0)
 		op->kind = pct < 60 ? EX_MAP_INSERT
 			   : pct < 75 ? EX_MAP_UPDATE
 			   : pct < 90 ? EX_MAP_DELETE
 				      : EX_MAP_LOOKUP;
+	if (mix & EX_MIX_ZIPF) {
+		op->key = zipf_key(c, run, j);
+		return;
+	}
 	uint64_t i = j;
 	if (op->kind != EX_MAP_INSERT)
 		i = j - 1 - (r >> 32) % (j < WINDOW ? j : WINDOW);

@@ -1,7 +1,7 @@
 /*
- * ex_map.h -- the workload of the map examples (btree, hashmap, rbtree): the
- * operation op j is, its model in plain memory, and the comparison of a
- * pool's map with the model.
+ * ex_map.h -- the workload of the map examples (bptree, btree, hashmap,
+ * rbtree, skiplist): the operation op j is, its model in plain memory, and
+ * the comparison of a pool's map with the model.
  *
  * Op j is drawn from (the seed of its run, j):
  *   insert  key(j) -> a value of the run's value size (an update if present)
@@ -12,7 +12,10 @@
  * half of the updates, deletes and lookups find their key.  The mix is 60 /
  * 15 / 15 / 10 percent (--mix mixed) or inserts only (--mix insert, the
  * papers' workloads).  An update or delete that misses changes nothing and,
- * like a lookup, needs no transaction.
+ * like a lookup, needs no transaction.  Those are uniform keys; a run with
+ * Zipfian keys (--keys zipf:THETA, ex_keys.h) draws the key of every op,
+ * whatever its kind, from the Zipfian distribution instead, so an insert of
+ * a popular key is mostly an update.
  */
 #ifndef EX_MAP_H
 #define EX_MAP_H 1
@@ -40,7 +43,7 @@ void ex_map_model_free(void *model);
  * -1 with c->why set. */
 int ex_map_visit(struct ex_ctx *c, void *model, uint64_t key, const void *val,
 		 size_t len);
-/* The operations of a persistent map (btree, rbtree, hashmap), so that one
+/* The operations of a persistent map (btree, rbtree, ...), so that one
  * copy of the map workload drives them all. */
 typedef int (*ex_map_visit_fn)(void *arg, uint64_t key, const void *val, size_t len);
 struct ex_map_ops {

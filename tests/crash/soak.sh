@@ -9,7 +9,7 @@
 set -euo pipefail
 bindir=$1 work=$2 seconds=$3
 shift 3
-examples=${*:-btree hashmap rbtree queue array list}
+examples=${*:-btree hashmap rbtree queue array list skiplist bptree}
 mkdir -p "$work"
 dir=$(mktemp -d "$work/soak.XXXXXX")
 trap 'rm -rf "$dir"' EXIT

@@ -43,13 +43,14 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		const struct ex_ds *ds;
-	} table[] = {{"array", &ex_ds_array},	  {"btree", &ex_ds_btree},
-		     {"hashmap", &ex_ds_hashmap}, {"list", &ex_ds_list},
-		     {"queue", &ex_ds_queue},	  {"rbtree", &ex_ds_rbtree}};
+	} table[] = {{"array", &ex_ds_array},	  {"bptree", &ex_ds_bptree},
+		     {"btree", &ex_ds_btree},	  {"hashmap", &ex_ds_hashmap},
+		     {"list", &ex_ds_list},	  {"queue", &ex_ds_queue},
+		     {"rbtree", &ex_ds_rbtree},	  {"skiplist", &ex_ds_skiplist}};
 	for (size_t i = 0; argc > 1 && i < sizeof(table) / sizeof(table[0]); i++)
 		if (strcmp(argv[1], table[i].name) == 0)
 			return ex_main(table[i].ds, argc - 1, argv + 1);
-	fprintf(stderr, "usage: sweep_stats array|btree|hashmap|list|queue|rbtree "
+	fprintf(stderr, "usage: sweep_stats array|bptree|btree|hashmap|list|queue|rbtree|skiplist "
 			"create|run|check ...\n");
 	return 2;
 }

@@ -1,0 +1,7 @@
+/* main.c -- the command spm-skiplist: create, run and check (see workload.c). */
+#include "ex_main.h"
+
+int main(int argc, char **argv)
+{
+	return ex_main(&ex_ds_skiplist, argc, argv);
+}
