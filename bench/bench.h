@@ -35,7 +35,7 @@ struct bench_stat {
 };
 extern const struct bench_stat bench_stats[];
 extern const unsigned bench_nstats;
-#define BENCH_MAX_STATS 32u
+#define BENCH_MAX_STATS 48u
 /* bench_stats from this one on are the core model's: CSV columns after the
  * options column (the columns before keep their order) */
 #define BENCH_STATS_CORE 16u

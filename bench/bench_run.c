@@ -37,6 +37,16 @@ const struct bench_stat bench_stats[] = {
 	{"l2_misses", "l2.misses"},
 	{"llc_writebacks", "llc.writebacks"},
 	{"mem_read_ns", "mem.read_ns"},
+	{"aes_ops", "aes.ops"},
+	{"aes_queue_ns", "aes.queue_ns"},
+	{"redo_commits", "redo.commits"},
+	{"redo_commit_ns", "redo.commit_ns"},
+	{"redo_records", "redo.records"},
+	{"redo_entries", "redo.entries"},
+	{"redo_enc_ns", "redo.enc_ns"},
+	{"redo_inplace", "redo.inplace_lines"},
+	{"redo_log_reads", "redo.log_reads"},
+	{"redo_ctrbuf_writes", "redo.ctrbuf_writes"},
 };
 const unsigned bench_nstats = sizeof(bench_stats) / sizeof(bench_stats[0]);
 _Static_assert(sizeof(bench_stats) / sizeof(bench_stats[0]) <= BENCH_MAX_STATS,

@@ -398,21 +398,16 @@ static inline void take_hits(struct emu *e, unsigned core, unsigned i, unsigned 
 {
 	struct timing *tm = &e->tm;
 	struct cc_way *w = e->cc.last;
-	uint64_t clk = tm->clock[core], aes_free = tm->aes_free;
-	const uint64_t issue = tm->issue, hit = tm->cc_hit, aes = tm->aes,
-		       aes_issue = tm->aes_issue;
-	const uint64_t engine = tm->off ? 0 : UINT64_MAX; /* timing=off: no engine (tm_aes) */
+	uint64_t clk = tm->clock[core];
+	const uint64_t issue = tm->issue, hit = tm->cc_hit;
 	const uint64_t *cur = e->cur_ctr + first;
 	for (unsigned j = i; j < i + m; j++) {
 		ctrs[j] = cur[j] + 1;
 		t_ctr[j] = clk + hit;
 		clk += issue;
-		uint64_t start = max64(t_ctr[j], aes_free & engine); /* as tm_aes */
-		aes_free = start + aes_issue;
-		t_pad[j] = start + aes;
+		t_pad[j] = tm_aes(tm, t_ctr[j]);
 	}
 	tm->clock[core] = clk;
-	tm->aes_free = aes_free;
 	e->cc.tick += m;
 	w->lru = e->cc.tick;
 	w->dirty |= (uint8_t)dirty;

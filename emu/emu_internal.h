@@ -189,7 +189,7 @@ struct timing {
 	uint64_t act[EMU_MAX_CORES][4]; /* each core's last four activations, a ring
 					 * (tFAW; 0: none yet) */
 	uint8_t act_next[EMU_MAX_CORES]; /* the ring's oldest: the next replaced */
-	uint64_t aes_free;
+	struct tm_cal aes_cal; /* the AES engine's entry slots (tm_aes) */
 	uint64_t aes_ops, aes_wait; /* pads booked on the engine; ps they waited for it */
 	struct tm_queue qdata, qctr;
 	uint64_t clock[EMU_MAX_CORES];

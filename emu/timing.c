@@ -134,7 +134,7 @@ void tm_reset(struct timing *t)
 	memset(t->qdata.win_pos, 0, sizeof(t->qdata.win_pos));
 	memset(t->qctr.win_pos, 0, sizeof(t->qctr.win_pos));
 	memset(t->qctr.slot_start, 0, sizeof(t->qctr.slot_start));
-	t->aes_free = 0;
+	memset(&t->aes_cal, 0, sizeof(t->aes_cal));
 	t->aes_ops = t->aes_wait = 0;
 	t->qdata.pos = t->qctr.pos = 0;
 }
@@ -149,17 +149,6 @@ static uint64_t latest(const uint64_t *v, unsigned n)
 	return m;
 }
 
-/* tm_aes -- the engine is pipelined: latency aes, one line per aes_issue. */
-uint64_t tm_aes(struct timing *t, uint64_t ready)
-{
-	if (t->off)
-		return ready;
-	uint64_t start = max64(ready, t->aes_free);
-	t->aes_ops++;
-	t->aes_wait += start - ready; /* queueing for the engine (aes.queue_ns) */
-	t->aes_free = start + t->aes_issue;
-	return start + t->aes;
-}
 
 /* ---- calendars ---- */
 
@@ -280,6 +269,32 @@ HOT void cal_append(struct tm_cal *c, uint64_t start, uint64_t end, int write, u
 	c->start[n] = start;
 	c->end[n] = end;
 	c->n = n + 1;
+}
+
+/* ---- the AES engine ---- */
+
+/*
+ * tm_aes -- the engine is pipelined: latency aes, a line enters every
+ * aes_issue.  Its entry slots are a calendar, as a bank's: a pad requested
+ * at ready takes the earliest free slot at or after it.  (A busy-until
+ * time, as it was, served pads in the order they were booked, not the
+ * order they were requested: the cores run one operation at a time in host
+ * order, so a core behind in modeled time waited for the pads of a core
+ * ahead of it -- hundreds of ns a pad at 4 cores -- and a background
+ * update booked at a block's arrival held back earlier commits.)
+ */
+uint64_t tm_aes(struct timing *t, uint64_t ready)
+{
+	if (t->off)
+		return ready;
+	struct tm_cal *c = &t->aes_cal;
+	cal_make_room(c);
+	unsigned pos;
+	const uint64_t start = cal_find(c, ready, t->aes_issue, 0, &pos);
+	cal_insert(c, pos, start, start + t->aes_issue, 0, t->aes_issue);
+	t->aes_ops++;
+	t->aes_wait += start - ready; /* queueing for the engine (aes.queue_ns) */
+	return start + t->aes;
 }
 
 /* ---- the data bus ---- */
