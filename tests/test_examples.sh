@@ -3,15 +3,15 @@
 #
 #   test_examples.sh NAME BINARY TMPDIR [unit|crash]
 #
-# unit  (default): on each of the 11 designs, create, two runs with different
+# unit  (default): on each of the 14 designs, create, two runs with different
 #       seeds and value sizes, check ok; the same seeds give the same content
 #       on every design; usage errors exit 2, open and create errors with
 #       their own status (3 system, 25 another example's pool, 10-26 spm's codes).
 #       The maps (their --help names --keys): --keys uniform is the default's
 #       content, Zipfian runs check ok and give the same content on two
 #       designs, bad --keys values are usage errors naming the flag.
-# crash: SPM_CRASH kills a run at crash points spread over the run on ideal, supermem,
-#       fca and sca (half of them with SPM_EVICT's early write-backs): every
+# crash: SPM_CRASH kills a run at crash points spread over the run on sca, fca, supermem
+#       and clame (half of them with SPM_EVICT's early write-backs): every
 #       check must pass, and a recovered pool must keep working; one real kill -9 of a running process (synchronised on its
 #       progress output); on unsafe, a sweep of crash points must make check
 #       fail at least once, naming a broken invariant (exit 1) -- the oracle
@@ -29,7 +29,7 @@ mkdir -p "$tmp"
 dir=$(mktemp -d "$tmp/examples-$name-$mode.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 
-designs="plain ideal unsafe colocated colocated-cc fca sca wt wt-cwc wt-xbank supermem"
+designs="plain ideal unsafe colocated colocated-cc fca sca wt wt-cwc wt-xbank supermem srl lame clame"
 keys="" # crash sweeps: empty, or the maps' --keys and its value
 fail() {
 	echo "FAIL [$name $mode]: $*" >&2
@@ -265,7 +265,7 @@ kill9() {
 
 crash_tests() {
 	local d
-	for d in sca fca supermem; do
+	for d in sca fca supermem clame; do
 		sweep "$d" 10
 		kill9 "$d"
 	done

@@ -572,7 +572,8 @@ int main(int argc, char **argv)
 	struct opts o = {.ops = 40, .max_points = 60, .recovery_every = 3, .seed = 1};
 	/* SuperMem's designs with tiny minor counters re-encrypt pages often */
 	snprintf(o.designs, sizeof(o.designs), "ideal,fca,sca,colocated,colocated-cc,"
-		 "wt:minor_bits=2,wt-cwc:minor_bits=3,wt-xbank,supermem:minor_bits=2,unsafe");
+		 "wt:minor_bits=2,wt-cwc:minor_bits=3,wt-xbank,supermem:minor_bits=2,srl,lame,"
+		 "clame,unsafe");
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--evict")) {
