@@ -909,7 +909,10 @@ static void model_commit(struct emu *e, unsigned core, const struct commit_plan 
 	struct redo *r = e->redo;
 	struct timing *tm = &e->tm;
 	const uint64_t t0 = tm->clock[core];
-	uint64_t hdr_ready[8] = {0}, accept = t0, stalls = 0;
+	/* the commit record also waits for the core's earlier write-backs
+	 * (its transaction's allocations, written home first): a fence */
+	uint64_t hdr_ready[8] = {0}, accept = max64(t0, tm->pending[core]), stalls = 0;
+	tm->pending[core] = 0;
 	int stalled;
 	for (size_t i = 0; i < p->n; i++) {
 		uint64_t rec = p->first_rec + p->slot[i] / 8, sl, sc;

@@ -1227,7 +1227,7 @@ static void early_apply_caught(void **state)
 					 "record: a consistent pool (count %llu); the check "
 					 "cannot tell", ds, knob, where[c], (unsigned long long)k);
 			print_message("%s, redo_early_apply=1, killed in the %s: %s\n", ds,
-				      where[c], bad);
+				      where[c], bad ? bad : "");
 		}
 	}
 	/* a test knob: refused without SPM_TEST_KNOBS=1 */
