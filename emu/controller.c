@@ -1003,6 +1003,15 @@ int ctrl_advance_stale(struct emu *e)
 	return rc;
 }
 
+/* by_line_ctr_desc -- dropped writes by line, then the largest counter first. */
+static int by_line_ctr_desc(const void *a, const void *b)
+{
+	const struct dropped *x = a, *y = b;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->ctr > y->ctr ? -1 : x->ctr < y->ctr;
+}
+
 /* advance_stale -- ctrl_advance_stale's work, with shadow_record off. */
 static int advance_stale(struct emu *e, uint64_t first_line)
 {
@@ -1012,13 +1021,15 @@ static int advance_stale(struct emu *e, uint64_t first_line)
 	/* the view is loaded from home next */
 	wq_drain_all(e, &e->qdata);
 	wq_drain_all(e, &e->qctr);
+	/* by line, the largest counter first: each line is advanced once, past
+	 * the largest counter any dropped write of it used (a recovery that
+	 * crashed left older ones in the table; an interrupted redo commit
+	 * may name a line in several records) */
+	qsort(e->dropped, e->ndropped, sizeof(e->dropped[0]), by_line_ctr_desc);
 	for (size_t i = 0; i < e->ndropped; i++) {
-		/* past the largest counter any dropped pair of the line used: a
-		 * recovery that crashed left older ones in the table */
 		uint64_t l = e->dropped[i].line, c = e->dropped[i].ctr;
-		for (size_t j = 0; j < e->ndropped; j++)
-			if (e->dropped[j].line == l && e->dropped[j].ctr > c)
-				c = e->dropped[j].ctr;
+		if (i > 0 && e->dropped[i - 1].line == l)
+			continue;
 		if (l < first_line || l >= e->nlines)
 			continue;
 		/* no write runs ahead of its stored counter by more than the

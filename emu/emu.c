@@ -875,7 +875,7 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 		uint64_t state = w[i].state, c;
 		if ((state & (WQ_VALID | WQ_RESERVED)) == WQ_RESERVED) {
 			memcpy(&c, w[i].pad, sizeof(c));
-			drop[ndrop++] = (struct pending_drop){w[i].addr, c};
+			drop[ndrop++] = (struct pending_drop){wq_reserved_line(&w[i]), c};
 		} else if ((state & WQ_VALID) && !(state & (WQ_READY | WQ_RSR)) &&
 			   (state & WQ_PAIRED) &&
 			   unready_pair_ctr(&w[i], w + dcap, total - dcap, sb, lay, &c)) {

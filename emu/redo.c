@@ -361,18 +361,25 @@ struct log_entry_view {
 	uint64_t log_line; /* its block */
 };
 
+/* committed_of -- the end of the committed records: committed, or head
+ * where a recovery's forgetting store moved head past it (redo_recover_finish). */
+static inline uint64_t committed_of(const struct redo_regs *g)
+{
+	return max64(g->committed, g->head);
+}
+
 /*
- * read_record -- the entries of record rec, in slot order.  last(line)
+ * parse_record -- the entries of record rec of a log of geometry r (nlines
+ * data lines), its lines at h (header first), in slot order.  last(line)
  * gives a compact item's line's last known counter (clame_full_ctr).
  * Returns the number of entries, or -1 if the record is malformed: a line
- * outside the pool, an overflow with no counter block after it.
+ * outside the pool's data, an overflow with no counter block after it.
  */
-static int read_record(const struct emu *e, const uint8_t *log, uint64_t rec,
-		       uint64_t (*last)(void *, uint64_t), void *arg,
-		       struct log_entry_view out[8])
+static int parse_record(const struct redo *r, uint64_t nlines, const uint8_t *h, uint64_t rec,
+			uint64_t (*last)(void *, uint64_t), void *arg,
+			struct log_entry_view out[8])
 {
-	const struct redo *r = e->redo;
-	const uint8_t *h = log + hdr_line(r, rec) * EMU_LINE;
+	const uint8_t *log = h - hdr_line(r, rec) * EMU_LINE; /* slot lines relative to it */
 	int n = 0;
 	if (r->pol == LOG_CLAME) {
 		struct redo_item it[8];
@@ -380,7 +387,7 @@ static int read_record(const struct emu *e, const uint8_t *log, uint64_t rec,
 		for (unsigned s = 0; s < 8; s++) {
 			if (!(valid >> s & 1))
 				continue;
-			if (it[s].line < r->first_line || it[s].line >= e->nlines)
+			if (it[s].line < r->first_line || it[s].line >= nlines)
 				return -1;
 			uint64_t ctr;
 			if (it[s].partial == 0) { /* overflow: the full block follows */
@@ -404,7 +411,7 @@ static int read_record(const struct emu *e, const uint8_t *log, uint64_t rec,
 		if (!addr[s])
 			continue;
 		uint64_t line = addr[s] - 1, c[8];
-		if (line < r->first_line || line >= e->nlines)
+		if (line < r->first_line || line >= nlines)
 			return -1;
 		uint64_t dl = data_slot_line(r, rec, s);
 		ctr_layout_mono.decode(log + ctr_slot_line(r, rec, s) * EMU_LINE, 0, c);
@@ -415,7 +422,16 @@ static int read_record(const struct emu *e, const uint8_t *log, uint64_t rec,
 	return n;
 }
 
-/* last_applied -- a line's last known counter: its mapping entry's (the
+/* read_record -- parse_record of record rec of e's log area. */
+static int read_record(const struct emu *e, uint64_t rec, uint64_t (*last)(void *, uint64_t),
+		       void *arg, struct log_entry_view out[8])
+{
+	const struct redo *r = e->redo;
+	return parse_record(r, e->nlines, r->log + hdr_line(r, rec) * EMU_LINE, rec, last, arg,
+			    out);
+}
+
+/* last_known -- a line's last known counter: its mapping entry's (the
  * entries read so far), else its home counter. */
 static uint64_t last_known(void *arg, uint64_t line)
 {
@@ -432,12 +448,15 @@ static uint64_t last_home(void *arg, uint64_t line)
 
 /* ---------------------------------------------------- applying */
 
-/* speculative -- has any line of counter line cl an entry not yet applied? */
-static int speculative(const struct emu *e, uint64_t cl)
+/* speculative -- has any line of counter line cl an entry not yet applied
+ * (at modeled time at; UINT64_MAX: in the media, whenever)? */
+static int speculative(const struct emu *e, uint64_t cl, uint64_t at)
 {
-	for (uint64_t l = cl * 8; l < cl * 8 + 8; l++)
-		if (lmap_get(&e->redo->map, l))
+	for (uint64_t l = cl * 8; l < cl * 8 + 8; l++) {
+		const struct lmap_ent *m = lmap_get(&e->redo->map, l);
+		if (m && (at == UINT64_MAX || at < m->home_at))
 			return 1;
+	}
 	return 0;
 }
 
@@ -486,9 +505,12 @@ static int apply_entry(struct emu *e, const struct log_entry_view *x)
 	return 0;
 }
 
-/* unmap_entry -- line's entry of record rec is home: its mapping entry
- * goes with its last pending entry, and a counter line with no speculative
- * counter left is clean (§III.E: cache entries clean, buffer entries gone). */
+/* unmap_entry -- line's entry is home: its mapping entry goes with its
+ * last pending entry, and so does its counter line's counter-mapping entry
+ * once no line of it has one.  (The counter cache's dirty bits stay: when
+ * a dirty line leaves the cache, redo_ctr_victim asks whether its counters
+ * were home by then in modeled time, which the update's wall-time batches
+ * must not decide.) */
 static void unmap_entry(struct emu *e, uint64_t line)
 {
 	struct redo *r = e->redo;
@@ -497,8 +519,7 @@ static void unmap_entry(struct emu *e, uint64_t line)
 		return;
 	lmap_del(&r->map, m);
 	uint64_t cl = line >> 3;
-	if (!speculative(e, cl)) {
-		cc_clean(&e->cc, cl);
+	if (!speculative(e, cl, UINT64_MAX)) {
 		struct lmap_ent *c = lmap_get(&r->cmt, cl);
 		if (c)
 			lmap_del(&r->cmt, c);
@@ -507,9 +528,10 @@ static void unmap_entry(struct emu *e, uint64_t line)
 
 /*
  * model_apply -- the modeled cost of applying n entries of one record in
- * the background from time t: reads of the header and of each block (srl:
- * and its counter block, decryption and encryption on the engine; clame:
- * the home counter line, merged), the home data and counter line writes.
+ * the background from time t: reads of the header and of each block and,
+ * srl and lame, its counter block (srl: decryption and encryption on the
+ * engine; clame: each home counter line read to merge), the home data
+ * writes and one write of each counter line.
  * Not charged to a core: the banks, the queue and the engine are busy.
  * Returns when its last home write is accepted.
  */
@@ -521,53 +543,60 @@ static uint64_t model_apply(struct emu *e, unsigned core, uint64_t rec,
 	int stalled;
 	uint64_t hdr = tm_read(tm, core, ctrl_bank_of(e, REDO_LOG_AREA + hdr_line(r, rec)), t);
 	e->stat[ST_MEDIA_READS]++;
-	uint64_t written[8], done = t;
-	unsigned nw = 0;
+	/* the record's counter lines, each written once, when its counters are known */
+	uint64_t cls[8], cl_ready[8], done = t;
+	unsigned ncl = 0;
 	for (int i = 0; i < n; i++) {
-		uint64_t blk = tm_read(tm, core, ctrl_bank_of(e, REDO_LOG_AREA + x[i].log_line),
-				       hdr);
-		uint64_t cl = x[i].line >> 3, ready = blk, ctr_ready = hdr;
+		const uint64_t log_line = REDO_LOG_AREA + x[i].log_line, cl = x[i].line >> 3;
+		uint64_t blk = tm_read(tm, core, ctrl_bank_of(e, log_line), hdr), ready = blk;
 		e->stat[ST_MEDIA_READS]++;
+		unsigned k = 0;
+		while (k < ncl && cls[k] != cl)
+			k++;
+		if (k == ncl) {
+			cls[ncl] = cl;
+			cl_ready[ncl++] = hdr;
+			if (r->pol == LOG_CLAME) { /* §III.C: the old line, read to merge */
+				cl_ready[k] = tm_read(tm, core, ctrl_ctr_bank(e, cl), hdr);
+				e->stat[ST_MEDIA_READS]++;
+			}
+		}
+		if (r->pol != LOG_CLAME) { /* the entry's counter block */
+			uint64_t cblk = tm_read(tm, core, ctrl_bank_of(e, log_line + 1), hdr);
+			e->stat[ST_MEDIA_READS]++;
+			if (r->pol == LOG_LAME)
+				cl_ready[k] = max64(cl_ready[k], cblk);
+			ready = max64(ready, cblk);
+		}
 		if (r->pol == LOG_SRL) {
-			/* the block's counter came with it; decrypt, then the home
-			 * counter (the counter cache) and encrypt */
-			uint64_t plain = tm_aes(tm, blk), victim;
+			/* decryption under the log counter, and the pad of the home's
+			 * next counter (the counter cache) at once: two engine slots */
+			uint64_t victim, known;
 			int vd;
 			if (cc_access(&e->cc, cl, 0, &victim, &vd) == CC_HIT) {
 				e->stat[ST_CC_HITS]++;
-				ctr_ready = hdr + tm->cc_hit;
+				known = hdr + tm->cc_hit;
 			} else {
 				e->stat[ST_CC_MISSES]++;
 				e->stat[ST_MEDIA_READS]++;
-				ctr_ready = tm_read(tm, core, ctrl_ctr_bank(e, cl), hdr);
+				known = tm_read(tm, core, ctrl_ctr_bank(e, cl), hdr);
 				if (vd)
 					redo_ctr_victim(e, core, victim, hdr);
 			}
-			ready = tm_aes(tm, max64(plain, ctr_ready));
+			ready = max64(tm_aes(tm, ready), tm_aes(tm, known));
+			cl_ready[k] = max64(cl_ready[k], known);
 			e->stat[ST_AES_PADS] += 2;
-		} else if (r->pol == LOG_CLAME) {
-			/* §III.C: the old counter line is read and merged */
-			ctr_ready = tm_read(tm, core, ctrl_ctr_bank(e, cl), hdr);
-			e->stat[ST_MEDIA_READS]++;
-		} else {
-			ctr_ready = tm_read(tm, core,
-					    ctrl_bank_of(e, REDO_LOG_AREA + x[i].log_line + 1), hdr);
-			e->stat[ST_MEDIA_READS]++;
 		}
 		done = max64(done, tm_write(tm, core, &tm->qdata, ctrl_data_bank(e, x[i].line),
 					    x[i].line, ready, &stalled));
 		e->stat[ST_MEDIA_WRITES]++;
 		e->stat[ST_MEDIA_WRITES_DATA]++;
 		e->stat[ST_MEDIA_BYTES] += EMU_LINE;
-		unsigned k = 0;
-		while (k < nw && written[k] != cl)
-			k++;
-		if (k < nw)
-			continue; /* one write of a counter line per record */
-		written[nw++] = cl;
-		struct tm_queue *q = tm->wpq_shared ? &tm->qdata : &tm->qctr;
-		done = max64(done, tm_write(tm, core, q, ctrl_ctr_bank(e, cl), cl | TM_CTR_ADDR,
-					    ctr_ready, &stalled));
+	}
+	struct tm_queue *q = tm->wpq_shared ? &tm->qdata : &tm->qctr;
+	for (unsigned k = 0; k < ncl; k++) {
+		done = max64(done, tm_write(tm, core, q, ctrl_ctr_bank(e, cls[k]),
+					    cls[k] | TM_CTR_ADDR, cl_ready[k], &stalled));
 		e->stat[ST_MEDIA_WRITES]++;
 		e->stat[ST_MEDIA_WRITES_COUNTER]++;
 		e->stat[ST_MEDIA_BYTES] += EMU_LINE;
@@ -593,7 +622,7 @@ static int apply_until(struct emu *e, uint64_t end)
 	wq_drain_all(e, &e->qctr);
 	for (uint64_t rec = head; rec < end; rec++) {
 		struct log_entry_view x[8];
-		int n = read_record(e, r->log, rec, last_home, e, x);
+		int n = read_record(e, rec, last_home, e, x);
 		if (n < 0)
 			return emu_err(SPM_E_CORRUPT, "%s: redo log record %llu is damaged",
 				       e->media.meta_path, (unsigned long long)rec);
@@ -618,7 +647,7 @@ static __attribute__((noreturn, cold)) void redo_fatal(void)
 /* redo_apply_all -- every committed record in place (a close). */
 void redo_apply_all(struct emu *e)
 {
-	if (e->redo && apply_until(e, e->redo->regs->committed))
+	if (e->redo && apply_until(e, committed_of(e->redo->regs)))
 		redo_fatal();
 }
 
@@ -693,7 +722,7 @@ int redo_evict_skip(struct emu *e, uint64_t line)
 void redo_ctr_victim(struct emu *e, unsigned core, uint64_t cl, uint64_t t)
 {
 	struct redo *r = e->redo;
-	if (!speculative(e, cl))
+	if (!speculative(e, cl, t)) /* its in-place update is done by now */
 		return;
 	struct lmap_ent *c = lmap_put(&r->cmt, cl);
 	if (!c)
@@ -840,7 +869,8 @@ static void push_log(struct emu *e, uint64_t log_line, const uint8_t *payload)
 }
 
 /* write_header -- record rec's header: the items of its entries. */
-static void write_header(struct emu *e, const struct commit_plan *p, uint64_t rec)
+static void write_header(struct emu *e, const struct commit_plan *p, uint64_t rec,
+			 size_t first, size_t end)
 {
 	const struct redo *r = e->redo;
 	uint8_t h[EMU_LINE];
@@ -849,9 +879,7 @@ static void write_header(struct emu *e, const struct commit_plan *p, uint64_t re
 		struct redo_item it[8];
 		unsigned valid = 0;
 		memset(it, 0, sizeof(it));
-		for (size_t i = 0; i < p->n; i++) {
-			if (p->first_rec + p->slot[i] / 8 != rec)
-				continue;
+		for (size_t i = first; i < end; i++) {
 			unsigned s = p->slot[i] % 8;
 			it[s].line = p->line[i];
 			it[s].partial = (uint32_t)(p->ctr[i] & CLAME_PMASK);
@@ -860,12 +888,27 @@ static void write_header(struct emu *e, const struct commit_plan *p, uint64_t re
 		clame_hdr_pack(h, it, valid);
 	} else {
 		uint64_t addr[8] = {0};
-		for (size_t i = 0; i < p->n; i++)
-			if (p->first_rec + p->slot[i] / 8 == rec)
-				addr[p->slot[i] % 8] = p->line[i] + 1;
+		for (size_t i = first; i < end; i++)
+			addr[p->slot[i] % 8] = p->line[i] + 1;
 		memcpy(h, addr, sizeof(addr));
 	}
 	push_log(e, hdr_line(r, rec), h);
+}
+
+/* write_counter_block -- entry i's counter block, if it has one (srl,
+ * lame; a clame overflow's full counter line, in the next slot, §III.C). */
+static void write_counter_block(struct emu *e, const struct commit_plan *p, size_t i)
+{
+	const struct redo *r = e->redo;
+	uint64_t rec = p->first_rec + p->slot[i] / 8;
+	uint8_t cb[EMU_LINE];
+	if (r->pol != LOG_CLAME) {
+		counter_block(e, p, i, cb);
+		push_log(e, ctr_slot_line(r, rec, p->slot[i] % 8), cb);
+	} else if (overflows(p->ctr[i])) {
+		counter_block(e, p, i, cb);
+		push_log(e, data_slot_line(r, rec, p->slot[i] % 8 + 1), cb);
+	}
 }
 
 /* write_block -- entry i's block, encrypted with pad; its slot reserved
@@ -878,19 +921,9 @@ static void write_block(struct emu *e, const struct commit_plan *p, size_t i,
 	uint64_t rec = p->first_rec + p->slot[i] / 8, sl, sc;
 	const uint8_t *plain = view + p->line[i] * EMU_LINE;
 	entry_seed(r, p, i, &sl, &sc);
-	/* the counter block first: a block in the log is always found with its
-	 * counter (recovery advances its line past it) */
-	uint8_t cb[EMU_LINE];
-	if (r->pol != LOG_CLAME) {
-		counter_block(e, p, i, cb);
-		push_log(e, ctr_slot_line(r, rec, p->slot[i] % 8), cb);
-	} else if (overflows(p->ctr[i])) { /* §III.C: the full block in the next slot */
-		counter_block(e, p, i, cb);
-		push_log(e, data_slot_line(r, rec, p->slot[i] % 8 + 1), cb);
-	}
 	struct wq_entry *w = wq_reserve(e, &e->qdata);
 	if (r->pol != LOG_SRL)
-		wq_mark_reserved(e, w, p->line[i], p->ctr[i]);
+		wq_mark_reserved_log(e, w, p->line[i], p->ctr[i]);
 	if (__builtin_expect(e->audit_fd >= 0, 0))
 		audit_pad(e, sl, sc, plain);
 	line_xor(w->payload, plain, pad);
@@ -922,7 +955,7 @@ static void model_commit(struct emu *e, unsigned core, const struct commit_plan 
 		uint64_t cl = (r->pol == LOG_SRL ? sl : p->line[i]) >> 3;
 		uint64_t t_ctr = ctr_access(e, core, cl, r->pol != LOG_SRL, t);
 		uint64_t t_pad = tm_aes(tm, t_ctr);
-		e->stat[ST_REDO_ENC_NS] += (t_pad - t) / 1000;
+		e->stat[ST_REDO_ENC_NS] += (t_pad - t + 500) / 1000;
 		uint64_t dl = REDO_LOG_AREA + data_slot_line(r, rec, p->slot[i] % 8);
 		accept = max64(accept, tm_write(tm, core, &tm->qdata, ctrl_bank_of(e, dl), dl,
 						t_pad, &stalled));
@@ -952,8 +985,9 @@ static void model_commit(struct emu *e, unsigned core, const struct commit_plan 
 			e->stat[ST_MEDIA_BYTES] += EMU_LINE;
 		}
 	}
-	/* the commit record: after every entry is accepted */
-	uint64_t cr = REDO_LOG_AREA + r->log_lines;
+	/* the commit record: after every entry is accepted; commit records
+	 * go round 64 lines past the log (one line would be a hot bank) */
+	uint64_t cr = REDO_LOG_AREA + r->log_lines + p->first_rec % 64;
 	accept = tm_write(tm, core, &tm->qdata, ctrl_bank_of(e, cr), cr, accept, &stalled);
 	stalls += (uint64_t)stalled;
 	e->stat[ST_MEDIA_WRITES]++;
@@ -974,7 +1008,7 @@ static int early_apply(struct emu *e, const struct commit_plan *p)
 	wq_drain_all(e, &e->qctr);
 	for (uint64_t rec = p->first_rec; rec < p->first_rec + p->nrec; rec++) {
 		struct log_entry_view x[8];
-		int n = read_record(e, e->redo->log, rec, last_home, e, x);
+		int n = read_record(e, rec, last_home, e, x);
 		for (int i = 0; i < n; i++) {
 			if (apply_entry(e, &x[i]))
 				return -1;
@@ -1052,7 +1086,7 @@ static int commit_locked(struct emu *e, unsigned core, struct commit_plan *p, co
 			       "log (%llu records of 8 lines; log_kib= makes it larger)",
 			       p->n, (unsigned long long)r->nrec);
 	if (r->regs->tail + p->nrec - r->regs->head > r->nrec &&
-	    apply_until(e, r->regs->committed))
+	    apply_until(e, committed_of(r->regs)))
 		redo_fatal();
 	/* the records are covered before any of their lines is written */
 	p->first_rec = r->regs->tail;
@@ -1063,11 +1097,19 @@ static int commit_locked(struct emu *e, unsigned core, struct commit_plan *p, co
 	uint64_t sl[BATCH], sc[BATCH];
 	size_t i = 0;
 	for (uint64_t rec = p->first_rec; rec < p->first_rec + p->nrec; rec++) {
-		write_header(e, p, rec);
+		/* the record's counter blocks, then its header, then its blocks: a
+		 * header found in the log has its counter blocks, and a block its
+		 * header (recovery advances the lines a header names) */
+		size_t end = i;
+		while (end < p->n && p->first_rec + p->slot[end] / 8 == rec)
+			end++;
+		for (size_t k = i; k < end; k++)
+			write_counter_block(e, p, k);
+		write_header(e, p, rec, i, end);
 		emu_crash_point("redo.header_written");
-		while (i < p->n && p->first_rec + p->slot[i] / 8 == rec) {
+		while (i < end) {
 			size_t k = 0;
-			while (i + k < p->n && k < BATCH && p->first_rec + p->slot[i + k] / 8 == rec) {
+			while (i + k < end && k < BATCH) {
 				entry_seed(r, p, i + k, &sl[k], &sc[k]);
 				k++;
 			}
@@ -1078,8 +1120,12 @@ static int commit_locked(struct emu *e, unsigned core, struct commit_plan *p, co
 			i += k;
 		}
 	}
-	if (note_mapping(e, p))
-		return emu_err(-ENOMEM, "out of memory for the mapping table");
+	/* past the tail store nothing may fail: a record left below tail and
+	 * above committed would be committed by the next commit's store */
+	if (note_mapping(e, p)) {
+		emu_err(-ENOMEM, "out of memory for the mapping table");
+		redo_fatal();
+	}
 	model_commit(e, core, p);
 	model_inplace(e, core, p);
 	emu_crash_point("redo.logged");
@@ -1116,7 +1162,7 @@ int emu_redo_commit(struct emu *e, unsigned core, const struct emu_range *rg, si
 	if (!rc && p.n)
 		rc = commit_locked(e, core, &p, view);
 	if (!rc && e->redo->regs->tail - e->redo->regs->head >= e->redo->apply_at &&
-	    apply_until(e, e->redo->regs->committed))
+	    apply_until(e, committed_of(e->redo->regs)))
 		redo_fatal();
 	pthread_mutex_unlock(&e->lock);
 	emu_crash_point("redo.committed");
@@ -1169,14 +1215,14 @@ int redo_recover(struct emu *e)
 	struct redo *r = e->redo;
 	if (!r)
 		return 0;
-	int rc = apply_until(e, r->regs->committed);
+	int rc = apply_until(e, committed_of(r->regs));
 	if (rc)
 		return rc;
 	if (r->pol == LOG_SRL)
 		return 0; /* its log pads are record numbers, never used again */
-	for (uint64_t rec = r->regs->committed; rec < r->regs->tail; rec++) {
+	for (uint64_t rec = committed_of(r->regs); rec < r->regs->tail; rec++) {
 		struct log_entry_view x[8];
-		int n = read_record(e, r->log, rec, last_known, e, x);
+		int n = read_record(e, rec, last_known, e, x);
 		/* a record the crash cut short (or one of an earlier turn of
 		 * the ring): its items name lines of the pool; the reserved
 		 * slots cover blocks whose header was not written */
@@ -1195,24 +1241,141 @@ int redo_recover(struct emu *e)
 }
 
 /* redo_recover_finish -- every line is past the counters the interrupted
- * records used: the records are forgotten (head = committed = tail). */
+ * records used: the records are forgotten, by one store (head = tail;
+ * committed_of reads a committed below head as head), then committed
+ * follows.  (Two stores, committed first, let a crash between them turn
+ * the interrupted records into committed ones.) */
 int redo_recover_finish(struct emu *e)
 {
 	struct redo *r = e->redo;
 	if (!r)
 		return 0;
-	store_reg(e, &r->regs->committed, r->regs->tail);
 	store_reg(e, &r->regs->head, r->regs->tail);
 	emu_crash_point("redo.recovered");
+	store_reg(e, &r->regs->committed, r->regs->tail);
 	return 0;
 }
 
+/* The state redo_check reads a pool's log with, before it is mapped. */
+struct log_check {
+	int fd;
+	const struct superblock *sb;
+	struct lmap seen; /* lines of the records read so far: their last counter */
+	int failed;       /* a read failed */
+};
+
+/* home_ctr_of -- line's home counter, read from the meta file (mono). */
+static uint64_t home_ctr_of(struct log_check *k, uint64_t line)
+{
+	uint64_t c = 0;
+	if (pread(k->fd, &c, sizeof(c), (off_t)(k->sb->ctr_off + line * sizeof(c))) !=
+	    (ssize_t)sizeof(c))
+		k->failed = 1;
+	return c;
+}
+
+/* check_last -- last_known for redo_check: the records read so far, else home. */
+static uint64_t check_last(void *arg, uint64_t line)
+{
+	struct log_check *k = arg;
+	struct lmap_ent *m = lmap_get(&k->seen, line);
+	return m ? m->ctr : home_ctr_of(k, line);
+}
+
+/* record_as_recovered -- record rec's lines as recovery will read them:
+ * the log area's, each overwritten by the newest ready copy in the ADR
+ * data queue (wq_recover drains ready entries only, oldest first). */
+static int record_as_recovered(const struct log_check *k, const struct redo *geo,
+			       const struct wq_entry *dq, unsigned dcap, uint64_t rec,
+			       uint8_t *buf)
+{
+	uint64_t hl = hdr_line(geo, rec);
+	size_t len = (size_t)geo->rec_lines * EMU_LINE;
+	if (pread(k->fd, buf, len, (off_t)(k->sb->log_off + hl * EMU_LINE)) != (ssize_t)len)
+		return -1;
+	for (unsigned j = 0; j < geo->rec_lines; j++) {
+		uint64_t newest = 0;
+		for (unsigned i = 0; i < dcap; i++)
+			if ((dq[i].state & (WQ_VALID | WQ_LOG | WQ_READY)) ==
+				    (WQ_VALID | WQ_LOG | WQ_READY) &&
+			    dq[i].addr == hl + j && dq[i].seq >= newest) {
+				newest = dq[i].seq;
+				memcpy(buf + (size_t)j * EMU_LINE, dq[i].payload, EMU_LINE);
+			}
+	}
+	return 0;
+}
+
+/* check_entry -- an entry of record rec as recovery will use it: srl's log
+ * counter is the record's number; a committed lame or clame entry's counter
+ * is above the line's earlier committed ones; none is more than 2^32
+ * beyond what the line had (the bound ADR's dropped pairs have).  What it
+ * breaks, or NULL. */
+static const char *check_entry(struct log_check *k, enum log_policy pol,
+			       const struct log_entry_view *x, uint64_t rec, int committed)
+{
+	if (pol == LOG_SRL)
+		return committed && x->ctr != rec + 1 ? "a log counter not its record's" : NULL;
+	struct lmap_ent *m = lmap_get(&k->seen, x->line);
+	uint64_t last = m ? m->ctr : home_ctr_of(k, x->line);
+	if (x->ctr > last && x->ctr - last > (1ull << 32))
+		return "a counter far beyond its line's";
+	if (committed && m && m->pending && x->ctr <= m->rec)
+		return "a counter not above the line's earlier entry";
+	if (!(m = lmap_put(&k->seen, x->line)))
+		return "out of memory";
+	/* ctr: the line's last known counter, as recovery keeps it (the
+	 * committed entries in order, then the largest); rec: its last
+	 * committed entry's counter, pending: it has one */
+	m->ctr = committed ? x->ctr : max64(last, x->ctr);
+	if (committed) {
+		m->rec = x->ctr;
+		m->pending = 1;
+	}
+	return NULL;
+}
+
+/* check_records -- every record in [head, tail) as recovery will read it. */
+static const char *check_records(struct log_check *k, const struct redo *geo,
+				 const struct redo_regs *g, const struct wq_entry *dq,
+				 unsigned dcap, uint64_t *bad_rec)
+{
+	uint8_t *buf = malloc((size_t)geo->rec_lines * EMU_LINE);
+	const char *why = buf ? NULL : "out of memory";
+	for (uint64_t rec = g->head; rec < g->tail && !why; rec++) {
+		struct log_entry_view x[8];
+		*bad_rec = rec;
+		if (record_as_recovered(k, geo, dq, dcap, rec, buf)) {
+			why = "cannot read it";
+			break;
+		}
+		int n = parse_record(geo, k->sb->nlines, buf, rec, check_last, k, x);
+		if (n < 0)
+			why = "a line outside the pool's data, or an overflow with no counter block";
+		for (int i = 0; i < n && !why; i++)
+			why = check_entry(k, geo->pol, &x[i], rec, rec < committed_of(g));
+	}
+	/* a line's last committed entry is at least its home counter (a replay
+	 * ends with the line under its newest committed counter) */
+	for (uint64_t i = 0; !why && geo->pol != LOG_SRL && i <= k->seen.mask; i++) {
+		const struct lmap_ent *m = &k->seen.e[i];
+		if (m->key_p1 && m->pending && m->rec < home_ctr_of(k, m->key_p1 - 1)) {
+			why = "a line's last committed counter below its home's";
+			*bad_rec = committed_of(g) - 1;
+		}
+	}
+	free(buf);
+	return why;
+}
+
 /*
- * redo_check -- before anything is written: the registers in order and
- * within the ring, and every header that recovery will read -- in the log
- * area, or still in the ADR data queue -- names lines of the pool only,
- * with no compact overflow lacking its counter block.  SPM_E_CORRUPT
- * otherwise.
+ * redo_check -- before anything is written: the registers in order, below
+ * 2^62 and within the ring (in a clean pool all equal: a clean close
+ * applies every record), and every record recovery will read -- the log
+ * area's lines as the ADR queue's ready entries will leave them -- names
+ * lines of the pool's data, has the counter blocks its overflows need, and
+ * holds counters a recovery may use (check_entry).  SPM_E_CORRUPT
+ * otherwise.  dq: the ADR data queue's dcap entries (a clean pool: none).
  */
 int redo_check(int fd, const char *meta_path, const struct superblock *sb,
 	       const struct wq_entry *dq, unsigned dcap)
@@ -1223,55 +1386,28 @@ int redo_check(int fd, const char *meta_path, const struct superblock *sb,
 	struct redo_regs g;
 	if (pread(fd, &g, sizeof(g), (off_t)(sb->adr_off + ADR_REDO_OFF)) != (ssize_t)sizeof(g))
 		return emu_err(SPM_E_TRUNCATED, "%s: cannot read the redo registers", meta_path);
-	unsigned rl = rec_lines(d->logging);
-	uint64_t nrec = sb->log_lines / rl, first = EMU_DATA_HDR_SIZE / EMU_LINE;
-	if (!(g.head <= g.committed && g.committed <= g.tail && g.tail - g.head <= nrec))
+	struct redo geo = {.pol = d->logging, .rec_lines = rec_lines(d->logging),
+			   .first_line = EMU_DATA_HDR_SIZE / EMU_LINE};
+	geo.nrec = sb->log_lines / geo.rec_lines;
+	int clean = sb->state == SB_STATE_CLEAN;
+	if (!(g.head <= g.tail && g.committed <= g.tail && g.tail - g.head <= geo.nrec &&
+	      g.tail < (1ull << 62)) ||
+	    (clean && !(g.head == g.tail && g.committed == g.tail)))
 		return emu_err(SPM_E_CORRUPT, "%s: redo log registers out of order (head %llu, "
-			       "committed %llu, tail %llu, %llu records)", meta_path,
+			       "committed %llu, tail %llu, %llu records%s)", meta_path,
 			       (unsigned long long)g.head, (unsigned long long)g.committed,
-			       (unsigned long long)g.tail, (unsigned long long)nrec);
-	uint8_t h[EMU_LINE];
-	for (uint64_t rec = g.head; rec < g.tail; rec++) {
-		uint64_t hl = (rec % nrec) * rl;
-		const uint8_t *src = NULL;
-		uint64_t newest = 0;
-		for (unsigned i = 0; i < dcap; i++) /* the queue's newest copy wins */
-			if ((dq[i].state & (WQ_VALID | WQ_LOG)) == (WQ_VALID | WQ_LOG) &&
-			    dq[i].addr == hl && dq[i].seq >= newest) {
-				newest = dq[i].seq;
-				src = dq[i].payload;
-			}
-		if (!src) {
-			if (pread(fd, h, EMU_LINE, (off_t)(sb->log_off + hl * EMU_LINE)) != EMU_LINE)
-				return emu_err(SPM_E_TRUNCATED, "%s: cannot read the redo log",
-					       meta_path);
-			src = h;
-		}
-		int bad = 0;
-		uint64_t bad_line = 0;
-		if (d->logging == LOG_CLAME) {
-			struct redo_item it[8];
-			unsigned valid = clame_hdr_unpack(src, it);
-			for (unsigned s = 0; s < 8 && !bad; s++) {
-				if (!(valid >> s & 1))
-					continue;
-				bad_line = it[s].line;
-				bad = it[s].line < first || it[s].line >= sb->nlines ||
-				      (it[s].partial == 0 && (s == 7 || (valid >> (s + 1) & 1)));
-			}
-		} else {
-			uint64_t a[8];
-			memcpy(a, src, sizeof(a));
-			for (unsigned s = 0; s < 8 && !bad; s++) {
-				bad_line = a[s] - 1;
-				bad = a[s] && (a[s] - 1 < first || a[s] - 1 >= sb->nlines);
-			}
-		}
-		if (bad)
-			return emu_err(SPM_E_CORRUPT, "%s: redo log record %llu is damaged (it "
-				       "names line %llu, outside the pool's data, or an overflow "
-				       "with no counter block)", meta_path, (unsigned long long)rec,
-				       (unsigned long long)bad_line);
-	}
+			       (unsigned long long)g.tail, (unsigned long long)geo.nrec,
+			       clean ? "; a clean pool's are equal" : "");
+	struct log_check k = {.fd = fd, .sb = sb};
+	if (lmap_init(&k.seen, 64))
+		return emu_err(-ENOMEM, "out of memory");
+	uint64_t bad_rec = 0;
+	const char *why = check_records(&k, &geo, &g, dq, dcap, &bad_rec);
+	free(k.seen.e);
+	if (k.failed)
+		return emu_err(SPM_E_TRUNCATED, "%s: cannot read the counters", meta_path);
+	if (why)
+		return emu_err(SPM_E_CORRUPT, "%s: redo log record %llu is damaged: %s",
+			       meta_path, (unsigned long long)bad_rec, why);
 	return 0;
 }

@@ -90,6 +90,33 @@ void wq_mark_reserved(struct emu *e, struct wq_entry *w, uint64_t line, uint64_t
 	mark_reserved(e, e->media.persist_on, w, line, ctr);
 }
 
+/*
+ * wq_mark_reserved_log -- a redo log block's slot (redo.c): its ciphertext
+ * is under (home line, ctr), but it is published with a log line for its
+ * address, stored before the state that ends the reservation; so the home
+ * line is kept in the spare words too, after the counter, and the state is
+ * RESERVED | LOG (reserved_line).
+ */
+void wq_mark_reserved_log(struct emu *e, struct wq_entry *w, uint64_t line, uint64_t ctr)
+{
+	const int persist = e->media.persist_on;
+	memcpy(w->pad, &ctr, sizeof(ctr));
+	memcpy(w->pad + sizeof(ctr), &line, sizeof(line));
+	persist_if(e, persist, w->pad, 2 * sizeof(ctr));
+	w->addr = line;
+	__atomic_store_n(&w->state, (uint64_t)(WQ_RESERVED | WQ_LOG), __ATOMIC_RELEASE);
+	persist_if(e, persist, w, offsetof(struct wq_entry, aux));
+}
+
+/* reserved_line -- the line a reserved slot's ciphertext is for. */
+uint64_t wq_reserved_line(const struct wq_entry *w)
+{
+	uint64_t line = w->addr;
+	if (w->state & WQ_LOG)
+		memcpy(&line, w->pad + sizeof(uint64_t), sizeof(line));
+	return line;
+}
+
 /* set_ready -- the store that sets an entry's ready bit. */
 WQ_INLINE void set_ready(struct emu *e, int persist, struct wq_entry *w)
 {
@@ -484,8 +511,8 @@ int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 	size_t loaded = e->ndropped;
 	for (unsigned i = 0; i < dcap; i++) {
 		struct wq_entry *w = &data[i];
-		if ((w->state & (WQ_VALID | WQ_RESERVED)) == WQ_RESERVED)
-			add_dropped(e, w->addr, reserved_ctr(w)); /* its ciphertext was being written */
+		if ((w->state & (WQ_VALID | WQ_RESERVED)) == WQ_RESERVED) /* its ciphertext */
+			add_dropped(e, wq_reserved_line(w), reserved_ctr(w)); /* was being written */
 		if (!(w->state & WQ_VALID))
 			continue;
 		/* a re-encrypted line is complete once valid: rolled forward */

@@ -23,4 +23,6 @@ int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 	       uint64_t *dropped);
 void wq_dropped_done(struct emu *e);
 void wq_mark_reserved(struct emu *e, struct wq_entry *w, uint64_t line, uint64_t ctr);
+void wq_mark_reserved_log(struct emu *e, struct wq_entry *w, uint64_t line, uint64_t ctr);
+uint64_t wq_reserved_line(const struct wq_entry *w);
 #endif
