@@ -403,6 +403,69 @@ static void corrupt_header(const char *path, const char *design, uint64_t bad)
 	put_meta(path, off, h, sizeof(h));
 }
 
+/* corrupt_counter -- a committed record's first entry gets a counter no
+ * recovery may use: srl and lame, its counter block all ones; clame, its
+ * first item's partial counter 0 (an overflow) with no counter block
+ * after it (the next item made valid). */
+static void corrupt_counter(const char *path, const char *design)
+{
+	uint64_t off = header_off(path, design);
+	char meta[4300];
+	meta_of(meta, sizeof(meta), path);
+	uint8_t h[EMU_LINE];
+	int fd = open(meta, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, h, sizeof(h), (off_t)off), sizeof(h));
+	close(fd);
+	if (!strcmp(design, "clame")) {
+		struct redo_item it[8];
+		unsigned valid = clame_hdr_unpack(h, it);
+		assert_true(valid & 1);
+		it[0].partial = 0;
+		it[1].line = it[0].line;
+		it[1].partial = 1;
+		clame_hdr_pack(h, it, valid | 3);
+		put_meta(path, off, h, sizeof(h));
+		return;
+	}
+	uint8_t ones[EMU_LINE];
+	memset(ones, 0xff, sizeof(ones));
+	put_meta(path, off + 2 * EMU_LINE, ones, sizeof(ones)); /* slot 0's counter block */
+}
+
+/* queue_good_copy -- the crashed pool's intact header of the record
+ * header_off finds (taken from crashed) put into a free ADR data queue
+ * slot as a valid log entry that is not ready: recovery drops it, so the
+ * (damaged) log area's copy is the one it would read. */
+static void queue_good_copy(const char *path, const char *design,
+			    const struct pool_image *crashed)
+{
+	struct superblock sb;
+	struct redo_regs g;
+	read_log(path, &sb, &g);
+	uint64_t off = header_off(path, design);
+	char meta[4300];
+	meta_of(meta, sizeof(meta), path);
+	int fd = open(meta, O_RDONLY);
+	assert_true(fd >= 0);
+	struct wq_entry w;
+	unsigned i = 0;
+	for (; i < sb.adr_data_cap; i++) {
+		off_t at = (off_t)(sb.adr_off + ADR_HDR_SIZE + (uint64_t)i * sizeof(w));
+		assert_int_equal(pread(fd, &w, sizeof(w), at), sizeof(w));
+		if (!w.state)
+			break;
+	}
+	close(fd);
+	assert_true(i < sb.adr_data_cap);
+	memset(&w, 0, sizeof(w));
+	w.seq = UINT64_MAX / 2;
+	w.addr = (off - sb.log_off) / EMU_LINE;
+	w.state = WQ_VALID | WQ_LOG; /* not WQ_READY */
+	memcpy(w.payload, crashed->bytes[1] + off, EMU_LINE);
+	put_meta(path, sb.adr_off + ADR_HDR_SIZE + (uint64_t)i * sizeof(w), &w, sizeof(w));
+}
+
 /* set_regs -- the pool's redo registers := g. */
 static void set_regs(const char *path, const struct redo_regs *g)
 {
@@ -1140,6 +1203,18 @@ static void damaged_log_refused(void **state)
 	pool_restore(path, &crashed);
 	corrupt_header(path, design, 0);
 	assert_refused(path, "a record naming a line of the data file's header");
+	pool_restore(path, &crashed);
+	corrupt_counter(path, design);
+	assert_refused(path, "a record's counter damaged");
+	pool_restore(path, &crashed);
+	corrupt_header(path, design, sb.nlines + 100);
+	queue_good_copy(path, design, &crashed);
+	assert_refused(path, "a damaged header behind a queued copy that will not drain");
+	pool_restore(path, &crashed);
+	g = g0;
+	g.tail = g.committed = g.head = 1ull << 62;
+	set_regs(path, &g);
+	assert_refused(path, "registers near 2^64");
 	pool_restore(path, &crashed);
 	g = g0;
 	g.head = g0.committed + 1;
