@@ -1025,7 +1025,8 @@ static int advance_stale(struct emu *e, uint64_t first_line)
 	 * the largest counter any dropped write of it used (a recovery that
 	 * crashed left older ones in the table; an interrupted redo commit
 	 * may name a line in several records) */
-	qsort(e->dropped, e->ndropped, sizeof(e->dropped[0]), by_line_ctr_desc);
+	if (e->ndropped > 1) /* (none: e->dropped is NULL, which qsort may not take) */
+		qsort(e->dropped, e->ndropped, sizeof(e->dropped[0]), by_line_ctr_desc);
 	for (size_t i = 0; i < e->ndropped; i++) {
 		uint64_t l = e->dropped[i].line, c = e->dropped[i].ctr;
 		if (i > 0 && e->dropped[i - 1].line == l)
