@@ -553,7 +553,7 @@ static void persist_then_kill(void **state)
  * co-located ones are counter-atomic too). */
 static const char *const safe_designs[] = {"ideal", "fca", "sca", "colocated",
 					   "colocated-cc", "wt", "wt-cwc", "wt-xbank",
-					   "supermem", "srl", "lame", "clame"};
+					   "supermem", "lame"}; /* srl, clame: crash sweeps, test_redo */
 #define NSAFE (sizeof(safe_designs) / sizeof(safe_designs[0]))
 
 /* cleanup -- remove every pool a failed test may have left behind. */

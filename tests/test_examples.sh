@@ -10,8 +10,8 @@
 #       The maps (their --help names --keys): --keys uniform is the default's
 #       content, Zipfian runs check ok and give the same content on two
 #       designs, bad --keys values are usage errors naming the flag.
-# crash: SPM_CRASH kills a run at crash points spread over the run on sca, fca, supermem
-#       and clame (half of them with SPM_EVICT's early write-backs): every
+# crash: SPM_CRASH kills a run at crash points spread over the run on sca, fca and
+#       supermem (half of them with SPM_EVICT's early write-backs): every
 #       check must pass, and a recovered pool must keep working; one real kill -9 of a running process (synchronised on its
 #       progress output); on unsafe, a sweep of crash points must make check
 #       fail at least once, naming a broken invariant (exit 1) -- the oracle
@@ -265,7 +265,7 @@ kill9() {
 
 crash_tests() {
 	local d
-	for d in sca fca supermem clame; do
+	for d in sca fca supermem; do
 		sweep "$d" 10
 		kill9 "$d"
 	done
