@@ -12,7 +12,7 @@
 /* One measurement: a workload on a design. */
 struct bench_cfg {
 	const char *design;   /* an spm design, or "pmdk" */
-	const char *workload; /* array queue hashmap btree rbtree skiplist bptree */
+	const char *workload; /* array queue hashmap btree rbtree skiplist bptree stream */
 	const char *profile;
 	const char *set;      /* extra spm options "k=v;k=v" ("" if none) */
 	const char *dir;      /* where pools go */
@@ -21,7 +21,8 @@ struct bench_cfg {
 	uint64_t ops;         /* operations per core */
 	uint64_t tx_size;     /* value bytes per operation */
 	uint64_t seed;        /* core i uses seed + i */
-	uint64_t footprint;   /* bytes of data per core before the measured phase */
+	uint64_t footprint;   /* bytes of data per core before the measured phase
+			       * (stream: its two arrays) */
 	uint64_t elements;    /* array elements (0: from footprint, else 1024) */
 	unsigned mix;         /* enum ex_mix for the map workloads */
 	uint64_t keys;        /* their key distribution (ex_keys.h; 0: uniform) */
@@ -54,6 +55,17 @@ struct bench_result {
 
 /* bench_ds -- the callback table of example workload name, or NULL. */
 const struct ex_ds *bench_ds(const char *name);
+
+/*
+ * The workload stream (bench_stream.c): plain loads and stores over two arrays,
+ * no transactions, write-backs by LLC eviction only.  Its elements per array
+ * for a footprint, the ops of its warm-up (one whole pass), and the persist
+ * of its arrays when a run ends (outside the measured phase).
+ */
+extern const struct ex_ds bench_ds_stream;
+uint64_t bench_stream_elements(uint64_t footprint);
+uint64_t bench_stream_warmup(uint64_t footprint);
+void bench_stream_end(struct ex_ctx *c);
 
 /* bench_run_spm / bench_run_pmdk -- one measurement; 0 or -1 (message on stderr). */
 int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out);

@@ -1,4 +1,4 @@
-/* bench_ds.c -- the benchmark workloads by name: the examples' workload tables. */
+/* bench_ds.c -- the benchmark workloads by name: the examples' workload tables, and stream. */
 #include <string.h>
 
 #include "bench.h"
@@ -13,7 +13,7 @@ const struct ex_ds *bench_ds(const char *name)
 		{"array", &ex_ds_array},     {"queue", &ex_ds_queue},
 		{"hashmap", &ex_ds_hashmap}, {"btree", &ex_ds_btree},
 		{"rbtree", &ex_ds_rbtree},   {"skiplist", &ex_ds_skiplist},
-		{"bptree", &ex_ds_bptree},
+		{"bptree", &ex_ds_bptree},   {"stream", &bench_ds_stream},
 	};
 	for (unsigned i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (strcmp(table[i].name, name) == 0)

@@ -82,13 +82,24 @@ static uint64_t item_bytes(const struct bench_cfg *cfg)
 }
 
 /* prefill_ops -- the inserts that fill a map instance to about the footprint
- * (the array's footprint is its length; the queue's operations touch its ends). */
+ * (the array's footprint is its length; the queue's operations touch its ends);
+ * stream's warm-up pass, which leaves the LLC full of its dirty lines. */
 static uint64_t prefill_ops(const struct bench_cfg *cfg)
 {
 	const struct ex_ds *ds = bench_ds(cfg->workload);
+	if (ds == &bench_ds_stream)
+		return bench_stream_warmup(cfg->footprint);
 	if (!cfg->footprint || !ds || !ds->has_mix)
 		return 0;
 	return cfg->footprint / item_bytes(cfg);
+}
+
+/* run_param -- the runs' param: the array's or stream's elements. */
+static uint64_t run_param(const struct bench_cfg *cfg)
+{
+	if (strcmp(cfg->workload, "stream") == 0)
+		return bench_stream_elements(cfg->footprint);
+	return array_elements(cfg);
 }
 
 size_t bench_pool_size(const struct bench_cfg *cfg)
@@ -96,6 +107,9 @@ size_t bench_pool_size(const struct bench_cfg *cfg)
 	uint64_t per_core;
 	if (strcmp(cfg->workload, "array") == 0)
 		per_core = array_elements(cfg) * round64(cfg->tx_size) * 2 + (1u << 20);
+	else if (strcmp(cfg->workload, "stream") == 0) /* two arrays */
+		per_core = bench_stream_elements(cfg->footprint) * 2 * sizeof(uint64_t) * 9 / 8 +
+			   (1u << 20);
 	else /* every op may insert; a queue frees as much as it adds, on average */
 		per_core = (cfg->ops + prefill_ops(cfg)) * item_bytes(cfg) * 5 / 4 +
 			   (256u << 10);
@@ -224,7 +238,7 @@ static int setup(spm_pool *pool, const struct bench_cfg *cfg, const struct ex_ds
 	for (unsigned i = 0; i < ncores; i++) {
 		struct core *c = &core[i];
 		struct ex_run r = {.seed = cfg->seed + i, .value_size = cfg->tx_size,
-				   .mix = cfg->mix, .param = array_elements(cfg)};
+				   .mix = cfg->mix, .param = run_param(cfg)};
 		if (cfg->keys && ds->has_mix) { /* the measured run's keys (not the prefill's) */
 			r.mix |= EX_MIX_ZIPF;
 			r.keys = cfg->keys;
@@ -244,6 +258,9 @@ static int setup(spm_pool *pool, const struct bench_cfg *cfg, const struct ex_ds
 			for (uint64_t j = 0; j < pre; j++)
 				if ((rc = ds->op(&c->ctx, c->first + j)))
 					return spm_fail("prefill", rc);
+			/* ops that count themselves did; stream's are counted here */
+			if ((rc = ex_instance_end_run(&c->ctx, c->first + pre)))
+				return spm_fail("ending the prefill", rc);
 		}
 		r.n_ops = cfg->ops;
 		if ((rc = ex_instance_begin_run(&c->ctx, &r, &c->first)))
@@ -254,12 +271,15 @@ static int setup(spm_pool *pool, const struct bench_cfg *cfg, const struct ex_ds
 	return 0;
 }
 
-/* finish -- count trailing lookups, as spm-<name> run does; stats read before. */
+/* finish -- count trailing lookups, as spm-<name> run does (stream: persist its
+ * arrays first, as a program that ends); stats read before. */
 static int finish(struct core *core, unsigned ncores)
 {
 	int bad = 0;
 	for (unsigned i = 0; i < ncores; i++) {
 		if (core[i].ctx.head) {
+			if (core[i].ctx.ds == &bench_ds_stream)
+				bench_stream_end(&core[i].ctx);
 			int rc = ex_instance_end_run(&core[i].ctx, core[i].first + core[i].done);
 			if (rc && !bad)
 				bad = spm_fail("ending the run", rc);

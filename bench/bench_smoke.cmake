@@ -1,4 +1,4 @@
-# bench_smoke.cmake -- ctest bench_smoke: spm-bench on two designs, two workloads, 2 cores; CSV checked; --prefault 0 changes no modeled column; the skip list and the B+ tree with Zipfian keys (a last CSV column, keys).
+# bench_smoke.cmake -- ctest bench_smoke: spm-bench on two designs, two workloads, 2 cores; CSV checked; --prefault 0 changes no modeled column; the skip list and the B+ tree with Zipfian keys (a last CSV column, keys); stream, whose data reaches memory only as LLC evictions.
 set(csv ${DIR}/bench_smoke.csv)
 file(REMOVE ${csv})
 execute_process(COMMAND ${BENCH} --designs plain,sca --workloads queue,btree --ops 200
@@ -89,3 +89,43 @@ foreach(w skiplist bptree)
   endif()
 endforeach()
 file(REMOVE ${csvz})
+
+# stream: no transaction, and (instrumented) every data write a dirty LLC eviction.  An
+# LLC of 128 KiB, so that a 1 MiB footprint overflows it.
+set(csvs ${DIR}/bench_smoke_stream.csv)
+file(REMOVE ${csvs})
+execute_process(COMMAND ${BENCH} --designs plain,sca --workloads stream --ops 2000
+                        --footprint 1m --set llc_kib=128 --dir ${DIR} --csv ${csvs}
+                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "spm-bench --workloads stream exited ${rc}:\n${err}")
+endif()
+file(STRINGS ${csvs} liness)
+list(LENGTH liness ns)
+list(GET liness 0 headers)
+string(REPLACE "," ";" names "${headers}")
+foreach(c writes_data tx_committed accesses llc_writebacks)
+  list(FIND names ${c} at_${c})
+endforeach()
+if(NOT ns EQUAL 3)
+  message(FATAL_ERROR "--workloads stream: CSV of ${ns} lines:\n${liness}")
+endif()
+foreach(line IN LISTS liness)
+  if(line MATCHES "^design,")
+    continue()
+  endif()
+  string(REPLACE ";" "|" f "${line}") # the options column's separators
+  string(REPLACE "," ";" f "${f}")
+  foreach(c writes_data tx_committed accesses llc_writebacks)
+    list(GET f ${at_${c}} ${c})
+  endforeach()
+  if(NOT tx_committed EQUAL 0)
+    message(FATAL_ERROR "stream committed ${tx_committed} transactions:\n${line}")
+  endif()
+  # uninstrumented (a sanitizer build) the stores never reach the model: nothing to check
+  if(accesses GREATER 0 AND (llc_writebacks EQUAL 0 OR NOT writes_data EQUAL llc_writebacks))
+    message(FATAL_ERROR "stream: ${writes_data} data writes, ${llc_writebacks} LLC "
+                        "write-backs, expected as many and more than 0:\n${line}")
+  endif()
+endforeach()
+file(REMOVE ${csvs})

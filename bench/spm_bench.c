@@ -9,8 +9,10 @@
  * With no flags: the main comparison of the counter-atomicity paper (SCA,
  * HPCA 2018, Figure 12): the five workloads on plain, ideal, colocated,
  * colocated-cc, fca, sca and libpmemobj ("pmdk").  See README "Benchmarks".
- * The workloads skiplist and bptree, and --keys zipf:THETA, are spm's only:
- * with the design pmdk they are refused.
+ * The workloads skiplist, bptree and stream, and --keys zipf:THETA, are spm's
+ * only: with the design pmdk they are refused.  stream (bench_stream.c) is not
+ * transactional: plain loads and stores over two arrays of --footprint bytes
+ * (64 MiB unless given), written back only by the modeled LLC's evictions.
  *
  * Each measurement creates a pool in --dir, makes one instance of the
  * workload per modeled core, resets the statistics, runs --ops operations per
@@ -38,6 +40,8 @@
 /* four times the sca profile's LLC per core (2 MB): the maps and the array
  * are filled past the modeled caches before the measured phase */
 #define DEFAULT_FOOTPRINT (8ull << 20)
+/* stream's arrays: 32 times the sca profile's LLC per core */
+#define STREAM_FOOTPRINT (64ull << 20)
 
 struct list {
 	char *item[MAX_LIST];
@@ -48,6 +52,7 @@ struct args {
 	struct list designs, workloads, tx_sizes, cores;
 	struct bench_cfg base;
 	unsigned reps;
+	int footprint_given; /* --footprint: stream's too, else STREAM_FOOTPRINT */
 	const char *csv;
 	char set[2048];
 };
@@ -64,8 +69,12 @@ static int usage(FILE *out)
 		"LIST is comma separated.  Defaults: --designs %s\n"
 		"--workloads %s --ops %u (per core) --tx-size 64 --cores 1 --threads 1\n"
 		"--profile sca --seed 1 --reps 1 --dir /tmp --mix insert --keys uniform.\n"
-		"Workloads: array queue hashmap btree rbtree skiplist bptree (pmdk: the first\n"
-		"five).  --keys: the maps' keys in the measured phase (the prefill's are\n"
+		"Workloads: array queue hashmap btree rbtree skiplist bptree stream (pmdk: the\n"
+		"first five).  stream: no transactions, an op updates one line of an array\n"
+		"with plain loads and stores (3 in 4 sequential, 1 random), write-backs are\n"
+		"LLC evictions; its two arrays are --footprint bytes (64m unless given), one\n"
+		"pass over them warms up; --tx-size does not apply.\n"
+		"--keys: the maps' keys in the measured phase (the prefill's are\n"
 		"uniform): uniform, or zipf:THETA, 0 < THETA < 1, Zipf's law over %u keys\n"
 		"(0.99: YCSB's skew; not with the design pmdk).\n"
 		"--set k=v: an spm_create option (repeatable); --footprint B: fill each map\n"
@@ -213,6 +222,7 @@ static int parse_flag(struct args *a, enum flag_id f, char *v)
 	case FLAG_WORK_NS:
 		return num_in(v, &n, 0, 1000000000) ? -1 : (b->work_ns = n, 0);
 	case FLAG_FOOTPRINT:
+		a->footprint_given = 1;
 		return num_in(v, &n, 0, UINT64_MAX) ? -1 : (b->footprint = n, 0);
 	case FLAG_ELEMENTS:
 		if (num_in(v, &n, 0, 1u << 24) || n == 1)
@@ -347,7 +357,7 @@ static int check_args(const struct args *a)
 	for (unsigned i = 0; i < a->workloads.n; i++)
 		if (!bench_ds(a->workloads.item[i])) {
 			fprintf(stderr, "spm-bench: unknown workload %s (array queue hashmap "
-				"btree rbtree skiplist bptree)\n", a->workloads.item[i]);
+				"btree rbtree skiplist bptree stream)\n", a->workloads.item[i]);
 			return -1;
 		}
 	if (check_pmdk(a))
@@ -506,6 +516,8 @@ int main(int argc, char **argv)
 				if (g.cores < g.threads)
 					g.cores = g.threads;
 				g.tx_size = num_at(&a.tx_sizes, t);
+				if (!a.footprint_given && strcmp(g.workload, "stream") == 0)
+					g.footprint = STREAM_FOOTPRINT;
 				/* libpmemobj has no modeled cores: once per size */
 				measure(&s, &g, c == 0);
 			}
