@@ -211,7 +211,7 @@ static int spm_fail(const char *what, int rc)
 	return -1;
 }
 
-/* remove_pool -- the pool's three files. */
+/* remove_pool -- the pool's files (and the integrity designs' registers). */
 static void remove_pool(const char *path)
 {
 	char p[4200];
@@ -219,6 +219,8 @@ static void remove_pool(const char *path)
 	snprintf(p, sizeof(p), "%s.meta", path);
 	unlink(p);
 	snprintf(p, sizeof(p), "%s.key", path);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s.key.tcb", path);
 	unlink(p);
 }
 

@@ -133,9 +133,9 @@ static int join(char *out, size_t n, const char *dir, const char *name)
 /* remove_pool -- unlink a pool's files (path, path.meta, path.key). */
 static void remove_pool(const char *path)
 {
-	static const char *const sfx[] = {"", ".meta", ".key"};
+	static const char *const sfx[] = {"", ".meta", ".key", ".key.tcb"};
 	char p[PATH_MAX + 8];
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < 4; i++) {
 		snprintf(p, sizeof(p), "%s%s", path, sfx[i]);
 		unlink(p);
 	}

@@ -303,6 +303,8 @@ static int check_design(const struct args *a, const char *design)
 	path[strlen(path) - 5] = 0;
 	strcat(path, ".key");
 	unlink(path);
+	strcat(path, ".tcb"); /* the integrity designs' registers */
+	unlink(path);
 	return rc ? -1 : 0;
 }
 

@@ -273,7 +273,9 @@ static inline void ctr_filled(struct emu *e, unsigned core, uint64_t cl, struct 
 	if (victim_dirty) {
 		uint64_t acc;
 		e->stat[ST_CC_EVICTIONS]++;
-		if (e->redo) { /* speculative counters go to the counter buffer */
+		if (e->bmt) { /* a counter or tree line: the integrity design's policy */
+			bmt_victim(e, core, victim, t);
+		} else if (e->redo) { /* speculative counters go to the counter buffer */
 			redo_ctr_victim(e, core, victim, t);
 		} else {
 			enqueue_ctr(e, core, victim, t, 1, &acc);
@@ -855,10 +857,16 @@ static inline __attribute__((always_inline)) void
 write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
 		    const void *view, unsigned flags)
 {
-	if (__builtin_expect(e->redo != NULL, 0)) {
+	if (__builtin_expect(e->redo != NULL || e->bmt != NULL, 0)) {
 		if (e->cm && e->cm->nmade)
 			for (size_t i = 0; i < n; i++)
 				cache_clean(e, r[i].first, r[i].n);
+		if (e->bmt) { /* the integrity designs' own write path */
+			bmt_write_ranges(e, core, r, n, view);
+			if (flags & EMU_WB_FENCE)
+				fence_locked(e, core);
+			return;
+		}
 		redo_write_ranges(e, core, r, n, view, flags);
 		return;
 	}
@@ -877,7 +885,12 @@ void ctrl_evict_line(struct emu *e, unsigned core, uint64_t line, const uint8_t 
 	const uint64_t clock = e->tm.clock[core], pending = e->tm.pending[core];
 	if (e->redo && redo_evict_skip(e, line))
 		return;
-	write_lines_locked(e, core, line, 1, view, NULL);
+	if (e->bmt) {
+		struct emu_range r = {line, 1};
+		bmt_write_ranges(e, core, &r, 1, view);
+	} else {
+		write_lines_locked(e, core, line, 1, view, NULL);
+	}
 	e->tm.clock[core] = clock;
 	e->tm.pending[core] = pending;
 }
@@ -945,6 +958,8 @@ void emu_write_batches(struct emu *e, unsigned core, const struct emu_batch *b, 
 static int advance_line(struct emu *e, uint64_t l, uint64_t min_ctr)
 {
 	uint8_t plain[EMU_LINE] = {0}, pad[EMU_LINE];
+	if (e->bmt) /* through the integrity design's write path */
+		return bmt_advance_line(e, l, min_ctr);
 	/* split counters: a counter beyond the line's minor range takes the
 	 * page to a new major (every counter of the old one is then smaller):
 	 * the smallest major m with m << minor_bits at least min_ctr - 1, in
@@ -1215,7 +1230,8 @@ static void writeback_victim(void *arg, uint64_t cl)
 /* ctrl_drain_all -- at a clean shutdown: counters written back, queues drained. */
 void ctrl_drain_all(struct emu *e)
 {
-	if (e->design->enc == ENC_CTR && e->design->cc != CC_NONE)
+	/* the integrity designs' cached counters and tree: bmt_close */
+	if (e->design->enc == ENC_CTR && e->design->cc != CC_NONE && !e->bmt)
 		cc_flush_all(&e->cc, writeback_victim, e);
 	wq_drain_all(e, &e->qdata);
 	wq_drain_all(e, &e->qctr);

@@ -48,7 +48,9 @@ const char *const emu_crash_point_names[] = {
 	"create.key_placed", "create.meta_placed", "create.committed", "rekey.lines_done",
 	"rekey.files_made", "rekey.meta_placed", "rekey.committed", "redo.reserved",
 	"redo.header_written", "redo.block_written", "redo.logged", "redo.committed",
-	"redo.ctr_applied", "redo.applied", "redo.head", "redo.recovered", NULL,
+	"redo.ctr_applied", "redo.applied", "redo.head", "redo.recovered", "bmt.tcb_written",
+	"bmt.drain_buffered", "bmt.drain_end", "bmt.drain_applied", "bmt.drain_committed",
+	"bmt.ctr_persisted", "bmt.recovered", NULL,
 };
 
 static struct {

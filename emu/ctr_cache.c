@@ -101,6 +101,20 @@ int cc_clean(struct ctr_cache *c, uint64_t cl)
 	return 0;
 }
 
+/* cc_mark_dirty -- if cl is cached, make it dirty (one more increment) and
+ * return 1; a line not cached is not brought in. */
+int cc_mark_dirty(struct ctr_cache *c, uint64_t cl)
+{
+	struct cc_way *w = set_of(c, cl);
+	for (unsigned i = 0; i < c->ways; i++)
+		if (w[i].tag == cl + 1) {
+			w[i].dirty = 1;
+			w[i].incs++;
+			return 1;
+		}
+	return 0;
+}
+
 /* cc_flush_all -- call fn for every dirty line and clean it. */
 void cc_flush_all(struct ctr_cache *c, void (*fn)(void *, uint64_t), void *arg)
 {

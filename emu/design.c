@@ -8,46 +8,58 @@
 
 /* The presets.  Columns: name, encryption, counter cache, counter-atomicity,
  * honours counter_cache_writeback(), counter layout, counter placement,
- * counter write coalescing, logging, default profile, source. */
+ * counter write coalescing, logging, default profile, source, integrity. */
 static const struct design designs[] = {
 	{"plain", ENC_NONE, CC_NONE, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 6.1: no-encryption design"},
+	 "SCA 6.1: no-encryption design", INTEG_NONE},
 	{"ideal", ENC_CTR, CC_BATTERY, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 6.1: ideal design, battery-backed counter cache, no counter-atomicity cost"},
+	 "SCA 6.1: ideal design, battery-backed counter cache, no counter-atomicity cost", INTEG_NONE},
 	{"unsafe", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "negative control: write-back counter cache, no battery, no counter-atomicity"},
+	 "negative control: write-back counter cache, no battery, no counter-atomicity", INTEG_NONE},
 	{"colocated", ENC_CTR, CC_NONE, CA_COLOCATED, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 3.2.1, Fig. 5(a): data and counter in one 72 B write, no counter cache"},
+	 "SCA 3.2.1, Fig. 5(a): data and counter in one 72 B write, no counter cache", INTEG_NONE},
 	{"colocated-cc", ENC_CTR, CC_WB, CA_COLOCATED, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 3.2.1, Fig. 5(b): co-located write plus a counter cache for reads"},
+	 "SCA 3.2.1, Fig. 5(b): co-located write plus a counter cache for reads", INTEG_NONE},
 	{"fca", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 3.2.2: full counter-atomicity, every write pairs data and counter"},
+	 "SCA 3.2.2: full counter-atomicity, every write pairs data and counter", INTEG_NONE},
 	{"sca", ENC_CTR, CC_WB, CA_SELECTIVE, 1, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 4-5: selective counter-atomicity, CounterAtomic + counter_cache_writeback"},
+	 "SCA 4-5: selective counter-atomicity, CounterAtomic + counter_cache_writeback", INTEG_NONE},
 	{"wt", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_SINGLE, 0, LOG_SW, "supermem",
 	 "SuperMem 3.2, 4: write-through counter cache with a register, split "
-	 "counters in one bank (WT)"},
+	 "counters in one bank (WT)", INTEG_NONE},
 	{"wt-cwc", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_SINGLE, 1, LOG_SW, "supermem",
-	 "SuperMem 3.4: WT plus counter write coalescing (WT+CWC)"},
+	 "SuperMem 3.4: WT plus counter write coalescing (WT+CWC)", INTEG_NONE},
 	{"wt-xbank", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_XBANK, 0, LOG_SW, "supermem",
-	 "SuperMem 3.3: WT plus cross-bank counter storage (WT+XBank)"},
+	 "SuperMem 3.3: WT plus cross-bank counter storage (WT+XBank)", INTEG_NONE},
 	{"supermem", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_XBANK, 1, LOG_SW, "supermem",
-	 "SuperMem 3: WT + XBank + CWC"},
+	 "SuperMem 3: WT + XBank + CWC", INTEG_NONE},
 	/* the redo designs: transactions logged by the controller (redo.c);
 	 * a write-back outside a commit is a counter-atomic pair */
 	{"srl", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SRL, "redo",
-	 "Redo logging IV.A: Secure Redo Logging, entries under the log address's counter"},
+	 "Redo logging IV.A: Secure Redo Logging, entries under the log address's counter", INTEG_NONE},
 	{"lame", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_LAME, "redo",
-	 "Redo logging III.B: Log-Aware Memory Encryption, entries under the home's"},
+	 "Redo logging III.B: Log-Aware Memory Encryption, entries under the home's", INTEG_NONE},
 	{"clame", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_CLAME, "redo",
-	 "Redo logging III.C: LAME with compact log records"},
+	 "Redo logging III.C: LAME with compact log records", INTEG_NONE},
+	/* the integrity designs: data MACs and a Bonsai Merkle tree (bmt.c),
+	 * whose write path replaces the counter-atomicity columns */
+	{"bmt-nocc", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "ccnvm",
+	 "cc-NVM 5: w/o CC, cached counters and tree written on eviction", INTEG_NOCC},
+	{"sc", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "ccnvm",
+	 "cc-NVM 5: strict consistency, each write-back persists its tree path", INTEG_SC},
+	{"osiris", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "ccnvm",
+	 "cc-NVM 5: Osiris Plus, counters every N updates, tree rebuilt", INTEG_OSIRIS},
+	{"ccnvm-nods", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW,
+	 "ccnvm", "cc-NVM 4.2: epoch-based consistent BMT", INTEG_EPOCH},
+	{"ccnvm", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "ccnvm",
+	 "cc-NVM 4.3: epochs and deferred spreading", INTEG_EPOCH_DS},
 };
 
 /* design_names -- the preset names, comma separated. */
 const char *design_names(void)
 {
 	return "plain, ideal, unsafe, colocated, colocated-cc, fca, sca, wt, wt-cwc, "
-	       "wt-xbank, supermem, srl, lame, clame";
+	       "wt-xbank, supermem, srl, lame, clame, bmt-nocc, sc, osiris, ccnvm-nods, ccnvm";
 }
 
 /* placement_find -- the counter placement called name (the ctr_placement
@@ -124,6 +136,13 @@ const struct design *design_table(unsigned *n)
  * every pad (AES queueing is modeled).  The mapping and counter-mapping
  * tables (512 KB each) are redo.c's. */
 
+/* ccnvm: cc-NVM §5 -- one out-of-order core at 3 GHz, L1 D 32 KB 2-way 2
+ * cycles, shared L2 256 KB 8-way 20 cycles (the last level), a 128 KB 8-way
+ * counter and tree cache at 32 cycles; PCM read / write 60 / 150 ns (tRCD +
+ * tCL, tCWD + tWR with SCA's tCL and tCWD); 32 / 64-entry read / write
+ * queues, one write queue (the dirty address queue drains into it); 72 ns
+ * AES, pipelined as SCA's engine (16 stages); HMAC 80 cycles; the dirty
+ * address queue's lookup 32 cycles.  Banks are not given: SCA's 8. */
 static const struct profile profiles[] = {
 	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1,
 	 .wpq_shared = 0, .bank_hash = 1, .wpq_inorder = 0, .bus_mhz = 533, .line_beats = 8,
@@ -140,6 +159,12 @@ static const struct profile profiles[] = {
 	 .ghz = 2.0, .l1_kib = 32, .l1_ways = 8, .l1_cyc = 2, .l2_kib = 256, .l2_ways = 8,
 	 .l2_cyc = 8, .llc_kib = 2048, .llc_ways = 16, .llc_cyc = 25, .llc_per_core = 1,
 	 .ctr_per_core = 0, .access_cyc = ACCESS_CYC, .rq_entries = 64},
+	{"ccnvm", 45, 15, 13, 50, 7.5, 137, 72, 4.5, 32.0 / 3, 1, 128, 8, 64, 64, 8, 1,
+	 .wpq_shared = 1, .bank_hash = 1, .wpq_inorder = 0, .bus_mhz = 533, .line_beats = 8,
+	 .ghz = 3.0, .l1_kib = 32, .l1_ways = 2, .l1_cyc = 2, .l2_kib = 0,
+	 .llc_kib = 256, .llc_ways = 8, .llc_cyc = 20, .llc_per_core = 0,
+	 .ctr_per_core = 0, .access_cyc = ACCESS_CYC, .rq_entries = 32,
+	 .mac_ns = 80.0 / 3, .daq_ns = 32.0 / 3},
 };
 
 /* profile_find -- the profile called name, or NULL. */

@@ -84,7 +84,7 @@ static int resolve(struct emu *e, const struct emu_config *cfg, const char *desi
 	const char *pname = cfg->profile[0] ? cfg->profile : e->design->profile;
 	e->profile = profile_find(pname);
 	if (!e->profile)
-		return emu_err(SPM_E_OPTION, "profile: unknown profile \"%s\" (sca, supermem, "
+		return emu_err(SPM_E_OPTION, "profile: unknown profile \"%s\" (sca, supermem, ccnvm, "
 			       "redo)", pname);
 	e->layout = ctr_layout_of(e->design->layout);
 	/* WQ_COLOC data entries (write_one) drain independently of the counter
@@ -230,7 +230,8 @@ static int attach(struct emu *e)
 	e->stop_loss = sb->stop_loss;
 	e->tracks_stale = e->design->enc == ENC_CTR && e->design->cc == CC_WB &&
 			  e->design->ca != CA_FULL && e->design->ca != CA_COLOCATED &&
-			  !e->no_ctr_recovery;
+			  !e->no_ctr_recovery &&
+			  !e->design->integrity; /* bmt.c recovers counters by MAC trial */
 	if ((rc = check_cache_fits(e, e->shadow_slots)))
 		return rc;
 	wq_attach(&e->qdata, d, sb->adr_data_cap, e->tm.qdata.cap, &e->tm.qdata);
@@ -277,6 +278,7 @@ static void emu_free(struct emu *e)
 	OPENSSL_cleanse(e->epoch_key, sizeof(e->epoch_key));
 	free(e->dropped);
 	redo_free(e);
+	bmt_free(e);
 	if (e->lock_ready)
 		pthread_mutex_destroy(&e->lock);
 	crypto_free(e->crypto);
@@ -637,6 +639,20 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 		sb.log_off = sb.meta_size;
 		sb.meta_size += round_up(sb.log_lines * EMU_LINE, EMU_PAGE);
 	}
+	/* the integrity designs' MACs, tree and drain buffer (bmt.c) */
+	bmt_layout(e->design, nlines, &sb.mac_size, &sb.tree_size, &sb.drain_size);
+	if (sb.mac_size) {
+		sb.mac_off = sb.meta_size;
+		sb.tree_off = sb.mac_off + sb.mac_size;
+		sb.drain_off = sb.tree_off + sb.tree_size;
+		sb.meta_size = sb.drain_off + sb.drain_size;
+		sb.bmt_n = cfg->bmt_n ? cfg->bmt_n : 16;
+		sb.bmt_m = cfg->bmt_m ? cfg->bmt_m : 64;
+	} else if (cfg->bmt_n || cfg->bmt_m) {
+		rc = emu_err(SPM_E_OPTION, "bmt_n/bmt_m: design %s has no integrity tree "
+			     "(bmt-nocc, sc, osiris, ccnvm-nods, ccnvm have)", e->design->name);
+		goto fail;
+	}
 
 	sb.state = SB_STATE_DIRTY;
 	if (enc && !make_key && !key_has_room(&kf, sb.uuid)) {
@@ -678,12 +694,16 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 		rc = emu_err(-ENOMEM, "out of memory");
 		goto fail;
 	}
-	if ((rc = attach(e)) || (rc = redo_attach(e)))
+	if (sb.mac_size)
+		e->mac_home = e->media.meta + sb.mac_off;
+	if ((rc = attach(e)) || (rc = redo_attach(e)) || (rc = bmt_attach(e, cfg)))
 		goto fail;
 	if (enc && create_fill_ciphertext(e)) {
 		rc = SPM_E_CRYPTO;
 		goto fail;
 	}
+	if ((rc = bmt_create(e)))
+		goto fail;
 	key_free(&kf);
 	*out = e;
 	return 0;
@@ -709,6 +729,8 @@ void emu_discard(struct emu *e)
 		return;
 	if (e->made_key_tmp)
 		unlink(e->made_key_tmp); /* a name of this creation's alone */
+	if (e->creating)
+		bmt_discard(e); /* its register file, if it made one */
 	if (e->creating)
 		media_unlink_own(&e->media); /* the meta file, then the anchor */
 	emu_free(e);
@@ -991,7 +1013,13 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 							    EMU_PAGE) : 0) &&
 		sb->meta_size == sb->shadow_off + round_up(sb->shadow_slots * sizeof(uint64_t),
 							   EMU_PAGE) +
-				 round_up(sb->log_lines * EMU_LINE, EMU_PAGE);
+				 round_up(sb->log_lines * EMU_LINE, EMU_PAGE) + sb->mac_size +
+				 sb->tree_size + sb->drain_size &&
+		/* the integrity areas (bmt.c) last, in this order */
+		(!sb->mac_size ||
+		 (sb->mac_off == sb->meta_size - sb->drain_size - sb->tree_size - sb->mac_size &&
+		  sb->tree_off == sb->mac_off + sb->mac_size &&
+		  sb->drain_off == sb->tree_off + sb->tree_size));
 	/* a redo design has a log of one record at least; no other has one */
 	const struct design *sd = design_find(sb->design);
 	geometry_ok = geometry_ok && sd && ((sd->logging == LOG_SW) == (sb->log_lines == 0)) &&
@@ -1012,7 +1040,7 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 	if ((uint64_t)msize != sb->meta_size)
 		return emu_err(SPM_E_TRUNCATED, "%s: size %lld, superblock says %llu",
 			       meta_path, (long long)msize, (unsigned long long)sb->meta_size);
-	if ((rc = check_rsr(meta_path, sb)))
+	if ((rc = check_rsr(meta_path, sb)) || (rc = bmt_check_sb(meta_path, sb)))
 		return rc;
 	if (sb->state == SB_STATE_DIRTY)
 		return check_adr(meta_path, sb);
@@ -1174,6 +1202,8 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	e->sb = (struct superblock *)e->media.meta;
 	e->nlines = sb.nlines;
 	e->ctr_home = (uint64_t *)(e->media.meta + sb.ctr_off);
+	if (sb.mac_size) /* data entries carry their MAC home (recovery's drain too) */
+		e->mac_home = e->media.meta + sb.mac_off;
 	struct wq_entry *d = (struct wq_entry *)(e->media.meta + sb.adr_off + ADR_HDR_SIZE);
 	wq_attach(&e->qdata, d, sb.adr_data_cap, sb.adr_data_cap, &e->tm.qdata);
 	wq_attach(&e->qctr, d + sb.adr_data_cap, sb.adr_ctr_cap, sb.adr_ctr_cap,
@@ -1193,10 +1223,13 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		goto fail;
 	/* a clean pool stays clean until emu_mark_dirty: the runtime reads
 	 * and checks it first, and a pool it refuses is left as it was */
-	if ((rc = attach(e)) || (rc = redo_attach(e)))
+	if ((rc = attach(e)) || (rc = redo_attach(e)) || (rc = bmt_attach(e, cfg)))
 		goto fail;
 	/* committed redo records applied, interrupted ones' lines noted */
 	if (e->was_dirty && (rc = redo_recover(e)))
+		goto fail;
+	/* integrity: verified (clean), or recovered and verified (dirty) */
+	if ((rc = bmt_open(e)))
 		goto fail;
 	int stale = e->was_dirty && e->design->enc == ENC_CTR ? ctrl_advance_stale(e) : 0;
 	if (stale == -2) {
@@ -1247,7 +1280,9 @@ int emu_close(struct emu *e)
 	pthread_mutex_lock(&e->lock);
 	redo_apply_all(e); /* the redo log's committed records in place */
 	ctrl_drain_all(e);
-	if (e->design->enc == ENC_CTR)
+	if (e->bmt)
+		bmt_close(e); /* counters with their tree */
+	else if (e->design->enc == ENC_CTR)
 		sync_counters(e);
 	/* a copy of either file made while open is now older, and refused
 	 * once the key records the raise */
@@ -1288,6 +1323,11 @@ void emu_abandon(struct emu *e)
 	if (!e)
 		return;
 	emu_free(e);
+}
+
+bool emu_has_integrity(const struct emu *e)
+{
+	return e->design->integrity != INTEG_NONE;
 }
 
 bool emu_was_dirty(const struct emu *e)

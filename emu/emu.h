@@ -24,6 +24,7 @@ enum emu_durability {
 	EMU_DUR_NONE,  /* plain stores: durable against process crash only */
 };
 
+struct spm_tamper;
 /* Everything the options string can set below the runtime; 0 = default. */
 struct emu_config {
 	char design[32];
@@ -63,6 +64,11 @@ struct emu_config {
 	unsigned log_kib; /* the redo designs' log area at create (0: 1024) */
 	int redo_early_apply; /* a negative control (test knob): redo records applied
 			       * in place before their commit record */
+	unsigned bmt_n; /* integrity designs: updates of a metadata line before it is
+			 * persisted (cc-NVM's N; 0: 16) */
+	unsigned bmt_m; /* cc-NVM's dirty address queue entries (M; 0: 64) */
+	struct spm_tamper *tamper_out; /* spm_verify: where the open lists what it */
+	size_t tamper_max, *tamper_found; /* found tampered (NULL: nowhere) */
 };
 
 void emu_config_init(struct emu_config *cfg);
@@ -95,6 +101,8 @@ int emu_rekey(const char *path, const struct emu_config *cfg);
 bool emu_was_dirty(const struct emu *e);
 uint64_t emu_size(const struct emu *e);
 const char *emu_design_name(const struct emu *e);
+/* the design keeps data MACs and a tree (bmt.c) */
+bool emu_has_integrity(const struct emu *e);
 /* Fault in every page of [addr, addr+len) writable, contents unchanged. */
 void emu_prefault(void *addr, size_t len);
 /* emu_prefault of both media files (create, or open once marked dirty). */

@@ -48,6 +48,16 @@ enum log_policy {
 	LOG_LAME,  /* Log-Aware Memory Encryption (§III.B): under the home's */
 	LOG_CLAME, /* LAME with compact log records (§III.C) */
 };
+/* Integrity (bmt.c): data MACs and a Bonsai Merkle tree over the counters,
+ * and how the tree reaches the media (cc-NVM §5's five designs). */
+enum integ_policy {
+	INTEG_NONE,
+	INTEG_NOCC,     /* cached metadata, written on eviction: no crash consistency */
+	INTEG_SC,       /* strict: every write-back persists its path atomically */
+	INTEG_OSIRIS,   /* Osiris Plus: counters every N updates, the tree rebuilt */
+	INTEG_EPOCH,    /* cc-NVM §4.2: epochs drained atomically (w/o DS) */
+	INTEG_EPOCH_DS, /* cc-NVM §4.3: and deferred spreading */
+};
 
 struct design {
 	const char *name;
@@ -61,6 +71,7 @@ struct design {
 	enum log_policy logging; /* who logs transactions */
 	const char *profile; /* default profile */
 	const char *paper; /* where it comes from */
+	enum integ_policy integrity; /* data MACs and tree (bmt.c); 0: none */
 };
 
 const struct design *design_find(const char *name);
@@ -95,6 +106,8 @@ struct profile {
 	unsigned rq_entries; /* read queue */
 	double bus_mhz;      /* the channel's DDR data bus clock: two beats per cycle */
 	unsigned line_beats; /* beats of one line transfer on that bus */
+	double mac_ns;       /* one MAC (HMAC) computation (integrity designs) */
+	double daq_ns;       /* a dirty address queue lookup (cc-NVM) */
 };
 
 const struct profile *profile_find(const char *name);
@@ -167,6 +180,7 @@ struct tm_cal {
 
 struct timing {
 	uint64_t rcd, cl, cwd, faw, wtr, wr, aes, aes_issue, cc_hit, issue; /* ps */
+	uint64_t mac, daq; /* ps: a MAC, a dirty address queue lookup (integrity) */
 	uint64_t min_req; /* the shortest bank request: no calendar gap below it is of use */
 	uint64_t busy;    /* cwd + wr: a write's time at its bank */
 	uint64_t burst;   /* one line's transfer on the data bus (0: timing off) */
@@ -268,6 +282,8 @@ enum cc_result cc_access(struct ctr_cache *c, uint64_t cl, int make_dirty,
 			 uint64_t *victim, int *victim_dirty);
 /* If cl is cached and dirty, clean it and return 1. */
 int cc_clean(struct ctr_cache *c, uint64_t cl);
+/* If cl is cached, make it dirty and return 1 (a miss inserts nothing). */
+int cc_mark_dirty(struct ctr_cache *c, uint64_t cl);
 /* Iterate dirty lines: calls fn(cl) for each and cleans it. */
 void cc_flush_all(struct ctr_cache *c, void (*fn)(void *, uint64_t), void *arg);
 void cc_invalidate_all(struct ctr_cache *c);
@@ -351,7 +367,11 @@ struct superblock {
 	char layout[64];       /* layout=NAME given at create, NUL-padded ("" = none) */
 	uint64_t log_off;      /* the redo designs' log area (redo.c), after the shadow */
 	uint64_t log_lines;    /* table; 0: none */
-	uint8_t reserved[512 - 296];
+	uint64_t mac_off, mac_size;     /* integrity (bmt.c): 16-byte data MACs */
+	uint64_t tree_off, tree_size;   /* the tree's inner nodes, level by level */
+	uint64_t drain_off, drain_size; /* the drain buffer (ADR-protected) */
+	uint32_t bmt_n, bmt_m;          /* cc-NVM's N and M, fixed at create */
+	uint8_t reserved[512 - 352];
 	/* not checksummed: written alone with one 8-byte store */
 	uint64_t state;
 };
@@ -374,6 +394,7 @@ enum {
 			    * the counter held in pad, for the line in addr
 			    * (recovery advances the line past it) */
 	WQ_LOG = 64u,   /* addr is a line of the redo log area, not of the data */
+	WQ_MAC = 128u,  /* the line's data MAC is in pad[16..31]: it goes home with it */
 };
 struct wq_entry {
 	uint64_t seq;
@@ -579,6 +600,9 @@ struct redo_regs {
 	uint64_t tail;      /* records below it may have been written */
 	uint64_t pad;
 };
+/* The integrity designs' drain register (bmt.c), in the ADR region's header
+ * after the redo registers: the drain buffer's state. */
+#define ADR_BMT_OFF 4032u
 /* Line addresses of the log area and the counter buffer, for banks and pads:
  * past the data (< 2^42 lines) and the counter area (2^42). */
 #define REDO_LOG_AREA (1ull << 43)
@@ -616,6 +640,31 @@ int redo_evict_skip(struct emu *e, uint64_t line);
 void redo_ctr_victim(struct emu *e, unsigned core, uint64_t cl, uint64_t t);
 int redo_ctr_buffered(struct emu *e, uint64_t cl, unsigned *bank);
 int redo_read_from_log(struct emu *e, uint64_t line, uint64_t at, uint64_t *log_addr);
+
+/* ------------------------------------------------------------ integrity (bmt.c) */
+
+/* the meta file's integrity areas for a pool of nlines lines (sizes in
+ * bytes, page-rounded; all 0 without integrity) */
+void bmt_layout(const struct design *d, uint64_t nlines, uint64_t *mac_size,
+		uint64_t *tree_size, uint64_t *drain_size);
+int bmt_attach(struct emu *e, const struct emu_config *cfg);
+void bmt_free(struct emu *e);
+/* a new pool: every line's MAC and the tree over its counters, roots set */
+int bmt_create(struct emu *e);
+/* open: a clean pool verified; a dirty one recovered (cc-NVM §4.4) */
+int bmt_open(struct emu *e);
+void bmt_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
+		      const void *view);
+/* a counter/metadata cache victim (controller.c's ctr_filled) */
+void bmt_victim(struct emu *e, unsigned core, uint64_t id, uint64_t t);
+/* close: every cached update persisted, both roots the tree's */
+void bmt_close(struct emu *e);
+/* the read path: a fetched line's MAC checked (modeled time) */
+uint64_t bmt_read_verify(struct emu *e, unsigned core, uint64_t line, uint64_t t);
+int bmt_advance_line(struct emu *e, uint64_t l, uint64_t min_ctr);
+void bmt_discard(struct emu *e);
+/* the superblock's integrity fields fit the design and the file */
+int bmt_check_sb(const char *meta_path, const struct superblock *sb);
 
 /* ------------------------------------------------------------ the controller */
 
@@ -670,6 +719,8 @@ struct emu {
 	size_t ndropped;
 	struct cache_model *cm; /* the core model, or NULL (off) */
 	struct redo *redo;      /* the redo log (redo.c), or NULL (LOG_SW) */
+	struct bmt *bmt;        /* data MACs and tree (bmt.c), or NULL */
+	uint8_t *mac_home;      /* the data MACs in the meta file (bmt.c), or NULL */
 	int redo_early_apply;   /* negative control: records applied before commit */
 	struct {
 		uint64_t free[TM_MAX_QUEUE]; /* when each read queue entry frees */
@@ -703,6 +754,8 @@ unsigned ctrl_bank_of(const struct emu *e, uint64_t addr);
 /* wq.c: line's pad under ctr was used by a write recovery discards (the
  * redo log's interrupted records): ctrl_advance_stale advances it */
 void ctrl_note_dropped(struct emu *e, uint64_t line, uint64_t ctr);
+/* those noted from index from on, durable in the ADR header; -1: full */
+int ctrl_keep_noted(struct emu *e, size_t from);
 /* the plain write path (no redo log), for redo.c */
 void ctrl_write_ranges_plain(struct emu *e, unsigned core, const struct emu_range *r,
 			     size_t n, const void *view, unsigned flags);
@@ -740,6 +793,27 @@ int key_has_room(const struct keyfile *kf, const uint8_t uuid[16]);
 int key_raise(const char *path, const uint8_t uuid[16], uint64_t gen, const uint8_t *key,
 	      unsigned bits);
 int key_is_leftover(const char *path, const uint8_t uuid[16]);
+struct stat;
+/* fd (a key file, or the registers beside it) is the caller's own, 0600, one name */
+int key_check_trust(int fd, const char *path, struct stat *st);
+/* tcb.c: the integrity designs' persistent registers (cc-NVM §4.2-4.3) in
+ * "<key file>.tcb", beside the key: never in the pool's files */
+struct tcb_regs {
+	uint8_t root_old[16];  /* the tree in the media at the last drain (ROOT_old) */
+	uint8_t root_new[16];  /* ROOT_new */
+	uint8_t root_prev[16]; /* ROOT_new before the last write-back counted */
+	uint64_t n_wb;         /* write-backs since the last drain (N_wb) */
+	uint64_t inflight_line; /* line + 1 of the last write-back counted (0: none) */
+	uint64_t inflight_ctr;  /* and its counter */
+};
+struct tcb;
+int tcb_open(struct tcb **out, const char *key_path, const uint8_t uuid[16]);
+void tcb_close(struct tcb *t);
+void tcb_discard(struct tcb *t); /* remove the file if this open made it */
+/* the newest intact copy; 0, or -1 if the pool has none (never written) */
+int tcb_read(const struct tcb *t, struct tcb_regs *out);
+/* regs become the newest copy with one store (a kill leaves old or new) */
+void tcb_write(struct tcb *t, const struct tcb_regs *regs);
 int rename_noreplace(const char *from, const char *to);
 int sync_dir(const char *path);
 /* create.c: atomic creation (temporary names, leftovers, commit) */

@@ -70,7 +70,7 @@ void key_free(struct keyfile *kf)
 }
 
 /* check_trust -- the open key file fd at path may hold the secret. */
-static int check_trust(int fd, const char *path, struct stat *st)
+int key_check_trust(int fd, const char *path, struct stat *st)
 {
 	if (fstat(fd, st) != 0)
 		return emu_err(SPM_E_KEYFILE, "key file %s: %s", path, strerror(errno));
@@ -105,7 +105,7 @@ static int open_trusted(const char *path, int flags, struct stat *st)
 			return emu_err(-e, "key file %s: name too long", path);
 		return emu_err(SPM_E_KEYFILE, "key file %s: %s", path, strerror(e));
 	}
-	int rc = check_trust(fd, path, st);
+	int rc = key_check_trust(fd, path, st);
 	if (rc) {
 		close(fd);
 		return rc;

@@ -49,7 +49,10 @@ uint64_t ctrl_read_line(struct emu *e, unsigned core, uint64_t line, uint64_t at
 							      : ctrl_bank_of(e, from), at),
 		 ready = data;
 	if (e->design->enc == ENC_CTR) {
-		if (e->design->cc == CC_NONE) {
+		if (e->bmt) { /* counter and tree from the metadata cache, the MAC checked */
+			ready = bmt_read_verify(e, core, line, at);
+			ready = max64(data, ready) + tm->mac;
+		} else if (e->design->cc == CC_NONE) {
 			ready = tm_aes_unbooked(tm, data); /* the counter came with the data */
 		} else {
 			uint64_t ctr = ctrl_counter_for_read(e, core, line, at);

@@ -86,6 +86,8 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->min_req = read < t->busy ? read : t->busy;
 	t->aes_issue = ps(p->aes_issue_ns);
 	t->cc_hit = ps(p->cc_hit_ns);
+	t->mac = ps(p->mac_ns);
+	t->daq = ps(p->daq_ns);
 	t->issue = ps(p->issue_ns);
 	t->banks = banks;
 	t->bank_mask = (banks & (banks - 1)) == 0 ? banks - 1 : 0;
@@ -112,7 +114,7 @@ void tm_off(struct timing *t)
 {
 	t->off = 1;
 	t->rcd = t->cl = t->cwd = t->faw = t->wtr = t->wr = 0;
-	t->aes = t->aes_issue = t->cc_hit = t->issue = 0;
+	t->aes = t->aes_issue = t->cc_hit = t->issue = t->mac = t->daq = 0;
 	t->min_req = t->busy = t->burst = 0;
 }
 

@@ -132,6 +132,11 @@ WQ_INLINE void home_write_data(struct emu *e, int persist, const struct wq_entry
 		persist_if(e, persist, log, EMU_LINE);
 		return;
 	}
+	if (w->state & WQ_MAC) { /* its data MAC goes home with it (bmt.c) */
+		uint8_t *mac = e->mac_home + w->addr * 16;
+		memcpy(mac, w->pad + 16, 16);
+		persist_if(e, persist, mac, 16);
+	}
 	uint8_t *home = e->media.data + w->addr * EMU_LINE;
 	/* non-temporal: the home line is not read again while open.  The
 	 * process-crash model needs no fence (the CPU drains its write-
@@ -470,6 +475,13 @@ static int keep_dropped(struct emu *e, int persist, size_t loaded)
 	__atomic_store_n(&t->n, n, __ATOMIC_RELEASE);
 	persist_if(e, persist, &t->n, sizeof(t->n));
 	return 0;
+}
+
+/* ctrl_keep_noted -- the lines noted dropped since index from (bmt.c's
+ * recovery) made durable in the ADR header's table; -1 if it is full. */
+int ctrl_keep_noted(struct emu *e, size_t from)
+{
+	return keep_dropped(e, e->media.persist_on, from);
 }
 
 /* wq_dropped_done -- every dropped pair's line is past its counter: the

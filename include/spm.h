@@ -235,7 +235,9 @@ enum spm_error {
 	SPM_E_LAYOUT = -2015,    /* the pool was created with another layout name */
 	SPM_E_WRONGDESIGN = -2016, /* a known design, but not the one the pool was
 	                              created with */
-	SPM_E_LAST = -2016
+	SPM_E_TAMPERED = -2017,  /* integrity designs: a line, MAC, counter or tree
+	                            node was changed outside spm (spm_verify lists them) */
+	SPM_E_LAST = -2017
 };
 
 typedef struct spm_pool spm_pool;
@@ -318,6 +320,61 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options);
  * free space while it runs; about as long as spm_create of that size.
  */
 SPM_API int spm_rekey(const char *path, const char *options);
+
+/*
+ * Integrity (designs bmt-nocc, sc, osiris, ccnvm-nods, ccnvm; cc-NVM, DAC
+ * 2019): every line has a MAC over (ciphertext, counter, address), and a
+ * Merkle tree of MACs covers the counters; its root and the registers of
+ * cc-NVM (ROOT_old, ROOT_new, N_wb) are in "<key file>.tcb", beside the key
+ * and never in the pool's files.  spm_open verifies every line and node
+ * (and after a crash recovers stale counters by MAC trial, cc-NVM 4.4); a
+ * change made outside spm is refused with SPM_E_TAMPERED, spm_errormsg()
+ * naming the first item and its kind.  What each design detects:
+ *
+ *   attack (on the files)          other designs  bmt-nocc   sc, ccnvm-nods  osiris     ccnvm
+ *   a data line or its MAC         no             located    located         located    located
+ *   changed (spoof), two lines
+ *   swapped with MACs (splice)
+ *   a counter line or tree node    no (a counter  located    located         located*   located
+ *   changed                        is refused
+ *                                  only if damaged)
+ *   one line replayed with its     no             located    located         located*   located
+ *   MAC and counter (and nodes)
+ *   both files rolled back         if older than  detected   detected        detected   detected
+ *                                  the key's record
+ *   after a crash: the above       --             no (false  as above        detected,  as above; a
+ *                                                 alarms:                    not        replay of a
+ *                                                 no crash                   located    line written
+ *                                                 consistency)                          since the last
+ *                                                                                       drain: detected,
+ *                                                                                       not located
+ *   * osiris: on a cleanly closed pool; after a crash its tree is rebuilt
+ *     from the counters, and a replay is only detected by the root.
+ *
+ * spm_verify -- check the pool at path as spm_open does (a dirty pool is
+ * recovered first, as spm_open recovers it) and list what was tampered with:
+ * up to max items into out, their number into *found.  0 when nothing was,
+ * SPM_E_TAMPERED when something was, or spm_open's errors (SPM_E_INVAL: not
+ * an integrity design).  It never writes to a cleanly closed pool.
+ */
+enum spm_tamper_kind {
+	SPM_TAMPER_DATA = 1, /* a data line or its MAC (spoofing or splicing):
+				offset is the line's in the pool */
+	SPM_TAMPER_COUNTER,  /* a counter line does not match its tree node (replayed
+				or spoofed): offset is the first line it counts */
+	SPM_TAMPER_NODE,     /* a tree node does not match its parent: offset is the
+				node's in <path>.meta */
+	SPM_TAMPER_ROOT,     /* the tree does not match the root register: both files
+				rolled back, or the register file replaced */
+	SPM_TAMPER_REPLAY,   /* after a crash: a replay detected, not located (cc-NVM
+				4.4: N_retry != N_wb, or the rebuilt root differs) */
+};
+struct spm_tamper {
+	int kind;        /* enum spm_tamper_kind */
+	uint64_t offset;
+};
+SPM_API int spm_verify(const char *path, const char *options, struct spm_tamper *out,
+		       size_t max, size_t *found);
 
 /*
  * spm_close -- drain the write queues, write back the counter cache, mark the

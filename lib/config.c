@@ -188,6 +188,10 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return parse_ctr_recovery(src, v, &c->no_ctr_recovery);
 	if (!strcmp(k, "log_kib"))
 		return parse_uint(src, k, v, 2, 1u << 22, &c->log_kib);
+	if (!strcmp(k, "bmt_n"))
+		return parse_uint(src, k, v, 1, 4096, &c->bmt_n);
+	if (!strcmp(k, "bmt_m"))
+		return parse_uint(src, k, v, 4, 256, &c->bmt_m);
 	if (!strcmp(k, "redo_early_apply")) {
 		int rc = parse_flag(src, k, v, &c->redo_early_apply);
 		if (!rc && c->redo_early_apply && !emu_test_knobs())

@@ -22,6 +22,7 @@ static const char *const messages[] = {
 	"pool files are older than the key's record of the pool (rollback)",
 	"pool created with another layout",
 	"pool created with another design",
+	"pool tampered with (integrity check failed)",
 };
 _Static_assert(sizeof(messages) / sizeof(messages[0]) == SPM_E_BASE - SPM_E_LAST + 1,
 	       "a message for every spm error code");

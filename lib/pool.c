@@ -255,6 +255,30 @@ fail:
 	return rc;
 }
 
+SPM_API int spm_verify(const char *path, const char *options, struct spm_tamper *out,
+		       size_t max, size_t *found)
+{
+	emu_err_clear();
+	if (!path || !found || (max && !out))
+		return emu_err(SPM_E_INVAL, "spm_verify: NULL argument");
+	*found = 0;
+	struct emu_config cfg;
+	int rc = config_parse(&cfg, options);
+	if (rc)
+		return rc;
+	cfg.tamper_out = out;
+	cfg.tamper_max = max;
+	cfg.tamper_found = found;
+	struct emu *e;
+	if ((rc = emu_open(&e, path, &cfg)))
+		return rc;
+	if (!emu_has_integrity(e))
+		rc = emu_err(SPM_E_INVAL, "spm_verify: %s: design %s keeps no MACs (bmt-nocc, sc, "
+			     "osiris, ccnvm-nods and ccnvm do)", path, emu_design_name(e));
+	emu_abandon(e); /* verified: nothing more is written */
+	return rc;
+}
+
 /* close_forked -- spm_close in a child of fork(): the child's copies of the
  * handle and the view are released, and nothing else.  The pool is its
  * parent's: no drain, no counter write-back, no epoch, not marked clean; its

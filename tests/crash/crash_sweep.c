@@ -179,11 +179,12 @@ static int copy_file(const char *from, const char *to)
 	return rc;
 }
 
-/* copy_pool -- the three files of a pool (and the audit log) to a new name. */
+/* copy_pool -- the files of a pool (the integrity designs' registers with
+ * the key: the processor's state) and the audit log to a new name. */
 static int copy_pool(const char *from, const char *to)
 {
-	static const char *const suffix[] = {"", ".meta", ".key", ".audit"};
-	for (unsigned i = 0; i < 4; i++) {
+	static const char *const suffix[] = {"", ".meta", ".key", ".key.tcb", ".audit"};
+	for (unsigned i = 0; i < 5; i++) {
 		char a[4200], b[4200];
 		snprintf(a, sizeof(a), "%s%s", from, suffix[i]);
 		snprintf(b, sizeof(b), "%s%s", to, suffix[i]);
@@ -196,8 +197,8 @@ static int copy_pool(const char *from, const char *to)
 
 static void remove_pool(const char *p)
 {
-	static const char *const suffix[] = {"", ".meta", ".key", ".audit"};
-	for (unsigned i = 0; i < 4; i++) {
+	static const char *const suffix[] = {"", ".meta", ".key", ".key.tcb", ".audit"};
+	for (unsigned i = 0; i < 5; i++) {
 		char a[4200];
 		snprintf(a, sizeof(a), "%s%s", p, suffix[i]);
 		unlink(a);
@@ -536,8 +537,12 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 		     ex(&c, NULL, &out, "check", c.pool, NULL, NULL, NULL, NULL) || !is_ok(&out)))
 			failed = 1;
 		if (failed) {
-			if (!res->failures)
+			if (!res->failures) {
 				res->first_failure = k;
+				/* what the example said, for the first failure */
+				fprintf(stderr, "crash_sweep: %s/%s: after:%u (visit %u) failed:\n%s\n",
+					o->example, design, k, i, out.out);
+			}
 			res->failures++;
 		} else {
 			res->ok++;
