@@ -4,3 +4,6 @@
 spm_test(test_trust unit)
 # spm_create killed at every crash point it passes: complete, or free.
 spm_test(test_create_crash crash)
+# Attacks on the pool's files (spoofing, splicing, replay, rollback) on the
+# integrity designs, clean and after a crash, and on the controls.
+spm_test(test_attack attack internal)
