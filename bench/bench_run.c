@@ -47,6 +47,11 @@ const struct bench_stat bench_stats[] = {
 	{"redo_inplace", "redo.inplace_lines"},
 	{"redo_log_reads", "redo.log_reads"},
 	{"redo_ctrbuf_writes", "redo.ctrbuf_writes"},
+	{"mac_computed", "mac.computed"},
+	{"mac_verified", "mac.verified"},
+	{"bmt_node_writes", "bmt.node_writes"},
+	{"bmt_drains", "bmt.drains"},
+	{"bmt_drain_lines", "bmt.drain_lines"},
 };
 const unsigned bench_nstats = sizeof(bench_stats) / sizeof(bench_stats[0]);
 _Static_assert(sizeof(bench_stats) / sizeof(bench_stats[0]) <= BENCH_MAX_STATS,

@@ -938,7 +938,7 @@ int bmt_attach(struct emu *e, const struct emu_config *cfg)
 	if (!rc)
 		rc = mac_new(&b->mac, b->key);
 	if (!rc)
-		rc = tcb_open(&b->tcb, e->key_path, e->sb_uuid);
+		rc = tcb_open(&b->tcb, e->key_path, e->sb_uuid, e->creating);
 	return rc;
 }
 

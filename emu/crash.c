@@ -124,7 +124,7 @@ static const char *point_list(char *buf, size_t size)
  * driver may not print spm_errormsg) as well as at every create and open. */
 static void refuse_point(void)
 {
-	char list[768];
+	char list[1536];
 	crash.parse_error = 2;
 	fprintf(stderr, "spm-crash: SPM_CRASH=%s: unknown crash point (points: %s)\n",
 		crash.bad, point_list(list, sizeof(list)));
@@ -207,7 +207,7 @@ static int gate_injector(const char *var, const char *why)
  * switch, parse SPM_POWERFAIL. */
 int emu_crash_init_checked(void)
 {
-	char list[768];
+	char list[1536];
 	pthread_once(&crash_once, parse);
 	if (crash.parse_error == 2)
 		return emu_err(SPM_E_OPTION, "SPM_CRASH=%s: unknown crash point (points: %s)",

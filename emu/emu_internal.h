@@ -807,7 +807,7 @@ struct tcb_regs {
 	uint64_t inflight_ctr;  /* and its counter */
 };
 struct tcb;
-int tcb_open(struct tcb **out, const char *key_path, const uint8_t uuid[16]);
+int tcb_open(struct tcb **out, const char *key_path, const uint8_t uuid[16], int create);
 void tcb_close(struct tcb *t);
 void tcb_discard(struct tcb *t); /* remove the file if this open made it */
 /* the newest intact copy; 0, or -1 if the pool has none (never written) */

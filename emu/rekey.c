@@ -321,6 +321,11 @@ int emu_rekey(const char *path, const struct emu_config *cfg)
 		rc = emu_err(SPM_E_INVAL, "%s: a plain pool has no key to change", path);
 		goto out;
 	}
+	if (sb.mac_size) { /* its MACs, tree and registers would need the new key too */
+		rc = emu_err(SPM_E_INVAL, "%s: a pool of an integrity design (design %.32s) "
+			     "cannot be re-keyed", path, sb.design);
+		goto out;
+	}
 	if ((rc = key_read(key_path, &kf)) || (rc = old_cipher(path, &kf, &sb, &old)) ||
 	    (rc = media_open(&cur, path, EMU_DUR_NONE)))
 		goto out;

@@ -60,7 +60,8 @@ static uint32_t slot_crc(const struct tcb_slot *s)
 }
 
 /* find_or_add -- the offset of uuid's record in fd (appended if absent). */
-static int find_or_add(int fd, const char *path, const uint8_t uuid[16], off_t *off)
+static int find_or_add(int fd, const char *path, const uint8_t uuid[16], off_t *off,
+		       int create)
 {
 	struct stat st;
 	if (fstat(fd, &st) != 0)
@@ -77,6 +78,9 @@ static int find_or_add(int fd, const char *path, const uint8_t uuid[16], off_t *
 			return 0;
 		}
 	}
+	if (!create)
+		return emu_err(SPM_E_TAMPERED, "%s: has no registers of this pool: its tree's root "
+			       "is gone, so nothing in it can be trusted", path);
 	memset(&r, 0, sizeof(r));
 	memcpy(r.uuid, uuid, 16);
 	if (pwrite(fd, &r, sizeof(r), st.st_size) != (ssize_t)sizeof(r) || fsync(fd) != 0)
@@ -85,17 +89,24 @@ static int find_or_add(int fd, const char *path, const uint8_t uuid[16], off_t *
 	return 0;
 }
 
-/* tcb_open -- the registers of pool uuid beside key_path (made if absent). */
-int tcb_open(struct tcb **out, const char *key_path, const uint8_t uuid[16])
+/* tcb_open -- the registers of pool uuid beside key_path; create: made if
+ * absent (a new pool), else a missing file or record is SPM_E_TAMPERED and
+ * nothing is written. */
+int tcb_open(struct tcb **out, const char *key_path, const uint8_t uuid[16], int create)
 {
 	char path[4096 + 8];
 	if ((size_t)snprintf(path, sizeof(path), "%s.tcb", key_path) >= sizeof(path))
 		return emu_err(-ENAMETOOLONG, "%s.tcb: name too long", key_path);
-	int made = 1;
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 && errno == EEXIST) {
+	int made = create;
+	int fd = create ? open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)
+			: -1;
+	if (!create || (fd < 0 && errno == EEXIST)) {
 		made = 0;
 		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 && errno == ENOENT && !create)
+			return emu_err(SPM_E_TAMPERED, "%s: missing: the pool's integrity registers "
+				       "(its tree's root) are gone, so nothing in it can be trusted",
+				       path);
 	}
 	if (fd < 0)
 		return emu_err(errno == ELOOP ? SPM_E_KEYFILE : -errno, "%s: %s", path,
@@ -106,7 +117,7 @@ int tcb_open(struct tcb **out, const char *key_path, const uint8_t uuid[16])
 	if (!rc && flock(fd, LOCK_EX) != 0)
 		rc = emu_err(-errno, "%s: %s", path, strerror(errno));
 	if (!rc)
-		rc = find_or_add(fd, path, uuid, &off);
+		rc = find_or_add(fd, path, uuid, &off, create);
 	struct tcb *t = rc ? NULL : calloc(1, sizeof(*t));
 	if (!rc && !t)
 		rc = emu_err(-ENOMEM, "out of memory");

@@ -86,8 +86,10 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	t->min_req = read < t->busy ? read : t->busy;
 	t->aes_issue = ps(p->aes_issue_ns);
 	t->cc_hit = ps(p->cc_hit_ns);
-	t->mac = ps(p->mac_ns);
-	t->daq = ps(p->daq_ns);
+	/* profiles that do not give them: HMAC 80 cycles, the dirty address
+	 * queue 32 (cc-NVM 5) */
+	t->mac = ps(p->mac_ns > 0 ? p->mac_ns : 80.0 / p->ghz);
+	t->daq = ps(p->daq_ns > 0 ? p->daq_ns : 32.0 / p->ghz);
 	t->issue = ps(p->issue_ns);
 	t->banks = banks;
 	t->bank_mask = (banks & (banks - 1)) == 0 ? banks - 1 : 0;

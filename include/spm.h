@@ -23,7 +23,8 @@
  *    unknown key or a bad value is an error (SPM_E_OPTION), never silently
  *    ignored.  Keys (defaults in brackets):
  *      design=NAME        plain|ideal|unsafe|colocated|colocated-cc|fca|sca
- *                         |wt|wt-cwc|wt-xbank|supermem|srl|lame|clame [sca]
+ *                         |wt|wt-cwc|wt-xbank|supermem|srl|lame|clame
+ *                         |bmt-nocc|sc|osiris|ccnvm-nods|ccnvm [sca]
  *                         fixed at spm_create(); at spm_open() it may be given
  *                         only with the pool's own design.  The SuperMem
  *                         designs (wt...) write every counter through with its
@@ -36,6 +37,11 @@
  *                         writes encrypted redo log records and a commit
  *                         record and copies them home later; their lines are
  *                         not written back before the commit.
+ *                         The integrity designs (bmt-nocc, sc, osiris,
+ *                         ccnvm-nods, ccnvm) add a MAC to every line and a
+ *                         Merkle tree over the counters, verified at open
+ *                         (below, "Integrity"); bmt-nocc has no crash
+ *                         consistency (a crash leaves it refused).
  *      layout=NAME        the program's name for its pools, 1-63 bytes, no
  *                         ';' [none]: stored at spm_create(); at spm_open()
  *                         a pool created with another layout (or none) is
@@ -47,12 +53,23 @@
  *                         counter cache, banks of whole 4 KiB pages) | redo
  *                         (the redo-logging paper's Table I: 2 GHz, 32-entry
  *                         shared queue, 512 KiB counter cache, 32 banks, a
- *                         16-stage AES pipeline) [sca; supermem for the
- *                         SuperMem designs, redo for srl, lame, clame]
+ *                         16-stage AES pipeline) | ccnvm (cc-NVM's section
+ *                         5: 3 GHz, 256 KiB L2, a 128 KiB counter and tree
+ *                         cache, PCM 60 / 150 ns, a 64-entry write queue,
+ *                         72 ns AES, 80-cycle HMAC) [sca; supermem for the
+ *                         SuperMem designs, redo for srl, lame, clame, ccnvm
+ *                         for the integrity designs]
  *      log_kib=N          the redo designs' log area in KiB, fixed at
  *                         spm_create(); a transaction must fit it (else
  *                         SPM_E_NOSPACE at commit); clame at most 4608 (its
  *                         18-bit partial counters) [1024]
+ *      bmt_n=N            the integrity designs' update limit (cc-NVM's
+ *                         N): a counter line is persisted (osiris) or the
+ *                         epoch drained (ccnvm...) after N updates; recovery
+ *                         tries at most N counters a line; fixed at
+ *                         spm_create(), 1..4096 [16]
+ *      bmt_m=N            ccnvm-nods/ccnvm: dirty address queue entries
+ *                         (M), 4..256, fixed at spm_create() [64]
  *      key_file=PATH      the key file [<path>.key]: the AES key and each
  *                         pool's generation (below, "Key files").
  *                         spm_create() makes a new one (mode 0600, O_EXCL)
@@ -335,21 +352,25 @@ SPM_API int spm_rekey(const char *path, const char *options);
  *   a data line or its MAC         no             located    located         located    located
  *   changed (spoof), two lines
  *   swapped with MACs (splice)
- *   a counter line or tree node    no (a counter  located    located         located*   located
- *   changed                        is refused
- *                                  only if damaged)
+ *   a counter line or tree node    no             located    located         located*   located
+ *   changed
  *   one line replayed with its     no             located    located         located*   located
  *   MAC and counter (and nodes)
- *   both files rolled back         if older than  detected   detected        detected   detected
- *                                  the key's record
- *   after a crash: the above       --             no (false  as above        detected,  as above; a
- *                                                 alarms:                    not        replay of a
- *                                                 no crash                   located    line written
+ *   both files rolled back         refused        detected   detected        detected   detected
+ *                                  (SPM_E_ROLLBACK) if older than the key's record; with
+ *                                  the current epoch words copied in, only the integrity
+ *                                  designs see it (the root)
+ *   after a crash: the above       --             no (false  as above        see *      as above; a
+ *                                                 alarms:                               replay of a
+ *                                                 no crash                              line written
  *                                                 consistency)                          since the last
  *                                                                                       drain: detected,
  *                                                                                       not located
- *   * osiris: on a cleanly closed pool; after a crash its tree is rebuilt
- *     from the counters, and a replay is only detected by the root.
+ *   * osiris after a crash rebuilds its tree from the counters: a node in
+ *     the files is not read (a changed one is harmless, not reported); a
+ *     counter is found again by MAC trial (one lowered is repaired, one no
+ *     trial reaches fails its line's MAC: located as that line); a replay
+ *     of a line with its counter is detected by the root, not located.
  *
  * spm_verify -- check the pool at path as spm_open does (a dirty pool is
  * recovered first, as spm_open recovers it) and list what was tampered with:

@@ -33,7 +33,8 @@
  * SPM_E_ROLLBACK) by spm_open, twice alike, and by spm_verify with the item
  * located (kind and offset); in case (a) a refused open and spm_verify
  * leave the four files byte-identical.  After a crash, osiris rebuilds its
- * tree and ccnvm does not locate a replay of a line written since the last
+ * tree (a changed node in the file is never read: it opens, and nothing is
+ * listed) and ccnvm does not locate a replay of a line written since the last
  * drain (spm.h's table): there a replay may be SPM_TAMPER_REPLAY or
  * SPM_TAMPER_ROOT, but it must be detected.  The untampered copies open and
  * verify clean in both cases.  Controls: attacks 1, 3, 5, 6, 7 and 9 open
@@ -640,6 +641,17 @@ static void integrity(const struct target *t)
 		struct outcome ob, *o = &ob;
 		run(t, a, o);
 		show(t, a, o);
+		if (t->crashed && !strcmp(t->design, "osiris") && a == A_NODE) {
+			/* after a crash osiris rebuilds its tree from the counters:
+			 * the node in the file is never read (and is rewritten at
+			 * the next close), so changing it changes nothing -- no
+			 * alarm, and nothing to report (spm.h's table) */
+			CHECK(o->open1 == 0 && o->verify == 0 && o->n == 0,
+			      "%s %s %s: spm_open %d, spm_verify %d n=%zu, expected 0, 0, 0 (the "
+			      "node is not used)", t->design, c, atk_name[a], o->open1, o->verify,
+			      o->n);
+			continue;
+		}
 		int rollback = a == A_ROLLBACK;
 		int open_ok = o->open1 == SPM_E_TAMPERED ||
 			      (rollback && o->open1 == SPM_E_ROLLBACK);

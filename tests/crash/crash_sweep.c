@@ -637,7 +637,9 @@ int main(int argc, char **argv)
 			bad = 1;
 			continue;
 		}
+		/* bmt-nocc: integrity without crash consistency (cc-NVM's base) */
 		int negative = (!strncmp(d, "unsafe", 6) && (!d[6] || d[6] == ':')) ||
+			       (!strncmp(d, "bmt-nocc", 8) && (!d[8] || d[8] == ':')) ||
 			       (o.power && strstr(d, "durability=none")) ||
 			       strstr(d, "redo_early_apply=1");
 		printf("%-8s %-24s %7u %8u %8u %9u %9u %7lu %9lu %7.1f%s\n", o.example, d,
