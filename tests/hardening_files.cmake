@@ -7,3 +7,6 @@ spm_test(test_create_crash crash)
 # Attacks on the pool's files (spoofing, splicing, replay, rollback) on the
 # integrity designs, clean and after a crash, and on the controls.
 spm_test(test_attack attack internal)
+# The integrity designs' options, register file, recovery by MAC trial and
+# the replay cc-NVM can detect but not locate.
+spm_test(test_integrity attack internal)
