@@ -497,7 +497,7 @@ void bmt_victim(struct emu *e, unsigned core, uint64_t id, uint64_t t)
  * path (all).  Returns when the counter is known.
  */
 static uint64_t meta_fetch(struct emu *e, unsigned core, const uint64_t *path, unsigned n,
-			   int all, uint64_t t)
+			   int all, int is_read, uint64_t t)
 {
 	struct timing *tm = &e->tm;
 	uint64_t known = t + tm->cc_hit, fetched = t + tm->cc_hit;
@@ -513,11 +513,18 @@ static uint64_t meta_fetch(struct emu *e, unsigned core, const uint64_t *path, u
 		}
 		e->stat[ST_CC_MISSES]++;
 		e->stat[ST_MEDIA_READS]++;
-		fetched = max64(fetched, tm_read(tm, core, bank_of_item(e, path[i]), t));
+		/* a read's fetches go before queued writes, as its data does
+		 * (read.c); a write-back's take their turn */
+		uint64_t got = is_read ? tm_read_first(tm, core, bank_of_item(e, path[i]), t)
+				       : tm_read(tm, core, bank_of_item(e, path[i]), t);
+		fetched = max64(fetched, got);
 		if (walking)
 			verify++;
-		if (vdirty)
-			t = max64(t, victim(e, core, vic, t));
+		if (vdirty) { /* a drain blocks write-backs (§4.2), not reads */
+			uint64_t done = victim(e, core, vic, t);
+			if (!is_read)
+				t = max64(t, done);
+		}
 	}
 	if (verify) {
 		known = fetched + verify * tm->mac;
@@ -574,7 +581,7 @@ static void write_line(struct emu *e, unsigned core, uint64_t line, const uint8_
 	if (b->upd[cl] && b->upd[cl] + step > b->n_limit)
 		t = persist_ctr_line(e, core, cl, t);
 	int whole_path = b->pol != INTEG_EPOCH_DS;
-	uint64_t t_ctr = meta_fetch(e, core, path, npath, whole_path, t);
+	uint64_t t_ctr = meta_fetch(e, core, path, npath, whole_path, 0, t);
 	uint8_t pad[EMU_LINE], mac[16];
 	if (crypto_line_pads_ctl(e->crypto, &line, &ctr, 1, pad))
 		mac_fatal();
@@ -704,7 +711,7 @@ uint64_t bmt_read_verify(struct emu *e, unsigned core, uint64_t line, uint64_t t
 	struct bmt *b = e->bmt;
 	uint64_t path[MAX_PATH];
 	unsigned n = path_of(b, line >> e->layout->ctr_shift, path);
-	uint64_t known = meta_fetch(e, core, path, n, 0, t);
+	uint64_t known = meta_fetch(e, core, path, n, 0, 1, t);
 	e->stat[ST_MAC_VERIFIED]++;
 	return tm_aes_unbooked(&e->tm, known);
 }
