@@ -348,13 +348,14 @@ SPM_API int spm_rekey(const char *path, const char *options);
  * change made outside spm is refused with SPM_E_TAMPERED, spm_errormsg()
  * naming the first item and its kind.  What each design detects:
  *
- *   attack (on the files)          other designs  bmt-nocc   sc, ccnvm-nods  osiris     ccnvm
+ *   attack (on the files of a      other designs  bmt-nocc   sc, ccnvm-nods  osiris     ccnvm
+ *   cleanly closed pool)
  *   a data line or its MAC         no             located    located         located    located
  *   changed (spoof), two lines
  *   swapped with MACs (splice)
- *   a counter line or tree node    no             located    located         located*   located
+ *   a counter line or tree node    no             located    located         located    located
  *   changed
- *   one line replayed with its     no             located    located         located*   located
+ *   one line replayed with its     no             located    located         located    located
  *   MAC and counter (and nodes)
  *   both files rolled back         refused        detected   detected        detected   detected
  *                                  (SPM_E_ROLLBACK) if older than the key's record; with
