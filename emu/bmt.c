@@ -283,6 +283,18 @@ static void regs_store(struct bmt *b)
 	tcb_write(b->tcb, &b->regs);
 }
 
+/* regs_settle -- the registers of a tree in the media whose root is root,
+ * no write-back since (as a drain leaves them), stored. */
+static void regs_settle(struct bmt *b, const uint8_t root[16])
+{
+	memcpy(b->regs.root_old, root, 16);
+	memcpy(b->regs.root_new, root, 16);
+	memcpy(b->regs.root_prev, root, 16);
+	b->regs.n_wb = 0;
+	b->regs.inflight_line = b->regs.inflight_ctr = 0;
+	regs_store(b);
+}
+
 /* ------------------------------------------------------------ modeled costs */
 
 static inline void note_pending(struct emu *e, unsigned core, uint64_t accept)
@@ -407,11 +419,7 @@ static uint64_t drain(struct emu *e, unsigned core, uint64_t t, const struct dra
 	emu_crash_point("bmt.drain_end");
 	apply(e, b, k);
 	emu_crash_point("bmt.drain_applied");
-	memcpy(b->regs.root_old, root, 16);
-	memcpy(b->regs.root_prev, root, 16);
-	b->regs.n_wb = 0;
-	b->regs.inflight_line = b->regs.inflight_ctr = 0;
-	regs_store(b);
+	regs_settle(b, root); /* ROOT_old = ROOT_new, N_wb = 0 */
 	emu_crash_point("bmt.drain_committed");
 	dreg_store(e, &r->count, 0);
 	dreg_store(e, &r->end, 0);
@@ -988,11 +996,7 @@ int bmt_create(struct emu *e)
 	rebuild(e, b, root);
 	memcpy(b->node_home, b->node, b->nnodes * EMU_LINE);
 	media_persist(&e->media, b->node_home, b->nnodes * EMU_LINE);
-	memset(&b->regs, 0, sizeof(b->regs));
-	memcpy(b->regs.root_old, root, 16);
-	memcpy(b->regs.root_new, root, 16);
-	memcpy(b->regs.root_prev, root, 16);
-	regs_store(b);
+	regs_settle(b, root);
 	return 0;
 }
 
@@ -1016,12 +1020,10 @@ static int recover_drain(struct emu *e, struct bmt *b)
 	struct drain_reg *r = b->dreg;
 	uint64_t n = r->count < DRAIN_CAP ? r->count : DRAIN_CAP;
 	if (r->end) {
+		uint8_t root[16];
 		apply(e, b, n);
-		memcpy(b->regs.root_old, b->regs.root_new, 16);
-		memcpy(b->regs.root_prev, b->regs.root_new, 16);
-		b->regs.n_wb = 0;
-		b->regs.inflight_line = b->regs.inflight_ctr = 0;
-		regs_store(b);
+		memcpy(root, b->regs.root_new, 16); /* the drain stored it before its end */
+		regs_settle(b, root);
 	} else {
 		size_t from = e->ndropped;
 		for (uint64_t i = 0; i < n; i++)
@@ -1064,12 +1066,7 @@ static void persist_recovered(struct emu *e, struct bmt *b, const uint8_t root[1
 		drain(e, 0, 0, NULL, NULL);
 	/* the registers as after a drain even where none was needed: the
 	 * write-backs counted before the crash are accounted for */
-	memcpy(b->regs.root_old, root, 16);
-	memcpy(b->regs.root_new, root, 16);
-	memcpy(b->regs.root_prev, root, 16);
-	b->regs.n_wb = 0;
-	b->regs.inflight_line = b->regs.inflight_ctr = 0;
-	regs_store(b);
+	regs_settle(b, root);
 	b->busy_until = 0;
 }
 
@@ -1149,12 +1146,7 @@ void bmt_close(struct emu *e)
 		item_home(e, b, cl);
 	memcpy(b->node_home, b->node, b->nnodes * EMU_LINE);
 	media_persist(&e->media, b->node_home, b->nnodes * EMU_LINE);
-	memcpy(b->regs.root_old, root, 16);
-	memcpy(b->regs.root_new, root, 16);
-	memcpy(b->regs.root_prev, root, 16);
-	b->regs.n_wb = 0;
-	b->regs.inflight_line = b->regs.inflight_ctr = 0;
-	regs_store(b);
+	regs_settle(b, root);
 }
 
 /* bmt_check_sb -- the integrity areas fit the design, the pool and the
