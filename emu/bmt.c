@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 
@@ -291,7 +292,8 @@ static void regs_settle(struct bmt *b, const uint8_t root[16])
 	memcpy(b->regs.root_new, root, 16);
 	memcpy(b->regs.root_prev, root, 16);
 	b->regs.n_wb = 0;
-	b->regs.inflight_line = b->regs.inflight_ctr = 0;
+	b->regs.inflight_line = b->regs.inflight_ctr = b->regs.inflight_step = 0;
+	b->regs.draining = 0;
 	regs_store(b);
 }
 
@@ -414,6 +416,7 @@ static uint64_t drain(struct emu *e, unsigned core, uint64_t t, const struct dra
 	dreg_store(e, &r->count, k);
 	emu_crash_point("bmt.drain_buffered");
 	memcpy(b->regs.root_new, root, 16);
+	b->regs.draining = 1; /* with ROOT_new: an end signal now is this drain's */
 	regs_store(b);
 	dreg_store(e, &r->end, 1); /* the end signal: from here the drain completes */
 	emu_crash_point("bmt.drain_end");
@@ -583,10 +586,11 @@ static void write_line(struct emu *e, unsigned core, uint64_t line, const uint8_
 		ctr = min_ctr;
 	const uint64_t step = ctr - e->cur_ctr[line];
 	/* §4.2 trigger 1: no room in the dirty address queue for this write-back */
-	if (is_epoch(b) && daq_missing(b, path, npath) > b->m - b->daq_n)
+	if (is_epoch(b) && b->daq_n + daq_missing(b, path, npath) > b->m)
 		t = drain(e, core, t, NULL, NULL);
-	/* a counter never runs more than N ahead of the media's (§4.4's trial) */
-	if (b->upd[cl] && b->upd[cl] + step > b->n_limit)
+	/* a counter never runs more than N ahead of the media's (§4.4's trial;
+	 * recovery's re-encryption steps one more: the trial takes N + 1) */
+	if (b->upd[cl] + step > b->n_limit)
 		t = persist_ctr_line(e, core, cl, t);
 	int whole_path = b->pol != INTEG_EPOCH_DS;
 	uint64_t t_ctr = meta_fetch(e, core, path, npath, whole_path, 0, t);
@@ -661,8 +665,9 @@ static void write_line(struct emu *e, unsigned core, uint64_t line, const uint8_
 			cc_mark_dirty(&e->cc, cl);
 		}
 		b->regs.n_wb += step; /* N_wb: the increments since the last drain */
-		b->regs.inflight_line = line + 1;
+		b->regs.inflight_line = line + 1; /* counted, not yet valid */
 		b->regs.inflight_ctr = ctr;
+		b->regs.inflight_step = step;
 		regs_store(b);
 		break;
 	default:
@@ -678,6 +683,10 @@ static void write_line(struct emu *e, unsigned core, uint64_t line, const uint8_
 	note_pending(e, core, acc);
 	wq_publish(e, &e->qdata, line, 0, WQ_READY | WQ_MAC);
 	emu_crash_point("wpq.data_enqueued");
+	if (b->regs.inflight_line) { /* valid now: recovery never takes it back */
+		b->regs.inflight_line = b->regs.inflight_ctr = b->regs.inflight_step = 0;
+		regs_store(b);
+	}
 	/* after the data: a counter line persisted now never runs ahead of it */
 	if (b->pol == INTEG_OSIRIS || is_epoch(b)) {
 		b->upd[cl] = (uint16_t)(b->upd[cl] + step);
@@ -974,6 +983,15 @@ void bmt_free(struct emu *e)
 	e->bmt = NULL;
 }
 
+/* sb_mac -- the superblock's MAC (all of it but its checksum and state). */
+static int sb_mac(struct emu *e, struct bmt *b, uint8_t out[16])
+{
+	struct superblock copy;
+	memcpy(&copy, e->sb, offsetof(struct superblock, state));
+	copy.checksum = 0;
+	return mac_raw(b->mac, &copy, offsetof(struct superblock, state), out);
+}
+
 /* bmt_create -- a new pool's MACs (its lines are under counter 0), its tree
  * and registers. */
 int bmt_create(struct emu *e)
@@ -996,7 +1014,10 @@ int bmt_create(struct emu *e)
 	rebuild(e, b, root);
 	memcpy(b->node_home, b->node, b->nnodes * EMU_LINE);
 	media_persist(&e->media, b->node_home, b->nnodes * EMU_LINE);
-	regs_settle(b, root);
+	memset(&b->regs, 0, sizeof(b->regs));
+	if (sb_mac(e, b, b->regs.sb_mac))
+		return SPM_E_CRYPTO;
+	regs_settle(b, root); /* not clean: a new pool is dirty until its close */
 	return 0;
 }
 
@@ -1018,12 +1039,16 @@ static int inflight_dropped(const struct emu *e, const struct tcb_regs *r)
 static int recover_drain(struct emu *e, struct bmt *b)
 {
 	struct drain_reg *r = b->dreg;
-	uint64_t n = r->count < DRAIN_CAP ? r->count : DRAIN_CAP;
-	if (r->end) {
+	uint64_t n = r->count; /* bounded by bmt_check_adr */
+	if (r->end && b->regs.draining) { /* the end signal of the drain the registers name */
 		uint8_t root[16];
 		apply(e, b, n);
 		memcpy(root, b->regs.root_new, 16); /* the drain stored it before its end */
 		regs_settle(b, root);
+	} else if (r->end) {
+		/* the registers say no drain is under way: this one was
+		 * committed (a crash before the register was cleared), or the
+		 * word was set by someone else: either way nothing to apply */
 	} else {
 		size_t from = e->ndropped;
 		for (uint64_t i = 0; i < n; i++)
@@ -1034,6 +1059,10 @@ static int recover_drain(struct emu *e, struct bmt *b)
 		if (e->ndropped > from && ctrl_keep_noted(e, from))
 			return emu_err(SPM_E_CORRUPT, "%s: more than %u dropped writes to "
 				       "recover", e->media.meta_path, ADR_DROPPED_MAX);
+	}
+	if (b->regs.draining) { /* cut before its end: forgotten (§4.2) */
+		b->regs.draining = 0;
+		regs_store(b);
 	}
 	if (r->count || r->end) {
 		dreg_store(e, &r->count, 0);
@@ -1093,6 +1122,22 @@ int bmt_open(struct emu *e)
 	}
 	uint64_t retries = 0;
 	int rc;
+	uint8_t sbm[16];
+	if ((rc = sb_mac(e, b, sbm)))
+		return rc;
+	if (CRYPTO_memcmp(sbm, b->regs.sb_mac, 16) != 0) {
+		/* its design, geometry, N or M are not those the registers were
+		 * made for */
+		found(&f, SPM_TAMPER_ROOT, 0);
+		return refuse(e, &f);
+	}
+	if (!e->was_dirty && (!b->regs.clean || b->regs.draining || b->regs.n_wb ||
+			      CRYPTO_memcmp(b->regs.root_old, b->regs.root_new, 16) != 0)) {
+		/* marked clean in the files, not in the registers: a crashed
+		 * pool's state word changed, to skip recovery's checks */
+		found(&f, SPM_TAMPER_REPLAY, 0);
+		return refuse(e, &f);
+	}
 	if (!e->was_dirty) {
 		verify_tree_home(e, b, b->regs.root_old, &f);
 		if ((rc = verify_data(e, 0, &f, &retries)))
@@ -1105,11 +1150,13 @@ int bmt_open(struct emu *e)
 	if ((rc = recover_drain(e, b)))
 		return rc;
 	int dropped = inflight_dropped(e, &b->regs);
-	uint64_t n_wb = b->regs.n_wb - (dropped && b->regs.n_wb);
+	uint64_t n_wb = b->regs.n_wb;
+	if (dropped) /* counted, and never valid: it did not happen */
+		n_wb = n_wb > b->regs.inflight_step ? n_wb - b->regs.inflight_step : 0;
 	const uint8_t *root_new = dropped ? b->regs.root_prev : b->regs.root_new;
 	if (b->pol != INTEG_OSIRIS)
 		verify_tree_home(e, b, b->regs.root_old, &f);
-	unsigned trial = b->pol == INTEG_OSIRIS || is_epoch(b) ? b->n_limit : 0;
+	unsigned trial = b->pol == INTEG_OSIRIS || is_epoch(b) ? b->n_limit + 1 : 0;
 	if ((rc = verify_data(e, trial, &f, &retries)))
 		return rc;
 	e->stat[ST_REC_MAC_RETRIES] += retries;
@@ -1134,19 +1181,31 @@ void bmt_close(struct emu *e)
 	struct bmt *b = e->bmt;
 	if (!b)
 		return;
-	if (is_epoch(b)) {
+	if (is_epoch(b) || b->pol == INTEG_SC) {
+		/* sc: everything persisted at each write-back */
 		drain(e, 0, e->tm.clock[0], NULL, NULL);
+		b->regs.clean = 1;
+		regs_store(b);
 		return;
 	}
-	if (b->pol == INTEG_SC)
-		return; /* everything persisted at each write-back */
 	uint8_t root[16];
 	tree_root(e, b, root);
 	for (uint64_t cl = 0; cl < b->nctr; cl++)
 		item_home(e, b, cl);
 	memcpy(b->node_home, b->node, b->nnodes * EMU_LINE);
 	media_persist(&e->media, b->node_home, b->nnodes * EMU_LINE);
+	b->regs.clean = 1;
 	regs_settle(b, root);
+}
+
+/* bmt_mark_dirty -- in use from now on: a crash is not a clean close. */
+void bmt_mark_dirty(struct emu *e)
+{
+	struct bmt *b = e->bmt;
+	if (!b || !b->regs.clean)
+		return;
+	b->regs.clean = 0;
+	regs_store(b);
 }
 
 /* bmt_check_sb -- the integrity areas fit the design, the pool and the
@@ -1169,6 +1228,11 @@ int bmt_check_sb(const char *meta_path, const struct superblock *sb)
 			       : 0;
 	uint64_t start = sb->log_lines ? sb->log_off + sb->log_lines * EMU_LINE
 				       : sb->shadow_off + sb->shadow_slots * 8;
+	uint64_t first[MAX_LEVELS], cnt[MAX_LEVELS], nnodes;
+	unsigned levels = geometry(sb->nlines / 8, first, cnt, &nnodes);
+	if (sb->nlines < FIRST_LINE + 8 || sb->nlines % 8 || sb->pool_size % EMU_PAGE ||
+	    levels >= MAX_LEVELS || sb->bmt_m < levels + 1)
+		return emu_err(SPM_E_CORRUPT, "%s: bad integrity geometry", meta_path);
 	if (sb->mac_size != mac_size || sb->tree_size != tree_size ||
 	    sb->drain_size != drain_size || sb->mac_off < start ||
 	    sb->tree_off < sb->mac_off + mac_size || sb->drain_off < sb->tree_off + tree_size ||
@@ -1183,4 +1247,68 @@ void bmt_discard(struct emu *e)
 {
 	if (e->bmt)
 		tcb_discard(e->bmt->tcb);
+}
+
+/* bmt_min_m -- the smallest dirty address queue for a pool of nlines lines:
+ * one write-back's counter line and path (its tree's height + 1). */
+unsigned bmt_min_m(uint64_t nlines)
+{
+	uint64_t first[MAX_LEVELS], cnt[MAX_LEVELS], nnodes;
+	return geometry(nlines / 8, first, cnt, &nnodes) + 1;
+}
+
+/* bmt_check_no_registers -- an encrypting pool of a design without
+ * integrity whose uuid has integrity registers: its superblock's design was
+ * rewritten (with its checksum) to turn the checks off. */
+int bmt_check_no_registers(const char *key_path, const uint8_t uuid[16], const char *path,
+			   const char *design)
+{
+	if (!tcb_has_record(key_path, uuid))
+		return 0;
+	return emu_err(SPM_E_TAMPERED, "%s: tampered with: its meta file names design %s, "
+		       "but %s.tcb holds the integrity registers of this pool (an integrity "
+		       "design's pool, its design rewritten to skip the checks)", path, design,
+		       key_path);
+}
+
+/*
+ * bmt_check_adr -- a dirty pool's drain register and buffer as recovery will
+ * read them, before anything is written: the end signal 0 or 1, at most
+ * DRAIN_CAP entries, each a counter line or node of the tree or (sc) a data
+ * line of the heap; and the data queue's entries carry a MAC only where the
+ * design has MACs.
+ */
+int bmt_check_adr(int meta_fd, const char *meta_path, const struct superblock *sb,
+		  const struct wq_entry *data_q, unsigned dcap)
+{
+	for (unsigned i = 0; i < dcap; i++)
+		if ((data_q[i].state & WQ_MAC) && (!sb->mac_size || (data_q[i].state & WQ_LOG)))
+			return emu_err(SPM_E_CORRUPT, "%s: ADR data queue entry %u carries a MAC "
+				       "the design does not have", meta_path, i);
+	if (!sb->mac_size)
+		return 0;
+	struct drain_reg r;
+	if (pread(meta_fd, &r, sizeof(r), (off_t)(sb->adr_off + ADR_BMT_OFF)) != (ssize_t)sizeof(r))
+		return emu_err(SPM_E_TRUNCATED, "%s: cannot read the ADR region", meta_path);
+	if (r.end > 1 || r.count > DRAIN_CAP)
+		return emu_err(SPM_E_CORRUPT, "%s: bad drain register", meta_path);
+	char name[sizeof(sb->design) + 1];
+	memcpy(name, sb->design, sizeof(sb->design));
+	name[sizeof(sb->design)] = '\0';
+	const struct design *d = design_find(name);
+	uint64_t first[MAX_LEVELS], cnt[MAX_LEVELS], nnodes, nctr = sb->nlines / 8;
+	geometry(nctr, first, cnt, &nnodes);
+	for (uint64_t i = 0; i < r.count; i++) {
+		struct drain_ent x;
+		if (pread(meta_fd, &x, 32, (off_t)(sb->drain_off + i * sizeof(x))) != 32)
+			return emu_err(SPM_E_TRUNCATED, "%s: cannot read the drain buffer", meta_path);
+		int ok = (x.kind == KIND_CTR && x.item < nctr) ||
+			 (x.kind == KIND_NODE && x.item >= nctr && x.item - nctr < nnodes) ||
+			 (x.kind == KIND_DATA && d && d->integrity == INTEG_SC && i == 0 &&
+			  x.item >= FIRST_LINE && x.item < sb->nlines);
+		if (!ok)
+			return emu_err(SPM_E_CORRUPT, "%s: drain buffer entry %llu names no line of "
+				       "the pool", meta_path, (unsigned long long)i);
+	}
+	return 0;
 }

@@ -648,6 +648,12 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 		sb.meta_size = sb.drain_off + sb.drain_size;
 		sb.bmt_n = cfg->bmt_n ? cfg->bmt_n : 16;
 		sb.bmt_m = cfg->bmt_m ? cfg->bmt_m : 64;
+		if (sb.bmt_m < bmt_min_m(nlines)) {
+			rc = emu_err(SPM_E_OPTION, "bmt_m=%u: a write-back of this pool dirties "
+				     "%u metadata lines (its counter line and tree path); bmt_m "
+				     "must hold them", sb.bmt_m, bmt_min_m(nlines));
+			goto fail;
+		}
 	} else if (cfg->bmt_n || cfg->bmt_m) {
 		rc = emu_err(SPM_E_OPTION, "bmt_n/bmt_m: design %s has no integrity tree "
 			     "(bmt-nocc, sc, osiris, ccnvm-nods, ccnvm have)", e->design->name);
@@ -914,6 +920,8 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 		rc = check_drops(fd, meta_path, sb, lay, drop, ndrop);
 	if (!rc)
 		rc = redo_check(fd, meta_path, sb, w, dcap);
+	if (!rc)
+		rc = bmt_check_adr(fd, meta_path, sb, w, dcap);
 	free(w);
 	free(drop);
 	close(fd);
@@ -1134,6 +1142,16 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 			     (unsigned long long)(sb.log_lines * EMU_LINE / 1024));
 		goto fail;
 	}
+	if (!sb.mac_size && (cfg->bmt_n || cfg->bmt_m)) {
+		rc = emu_err(SPM_E_OPTION, "bmt_n/bmt_m: design %s has no integrity tree", design);
+		goto fail;
+	}
+	if ((cfg->bmt_n && cfg->bmt_n != sb.bmt_n) || (cfg->bmt_m && cfg->bmt_m != sb.bmt_m)) {
+		rc = emu_err(SPM_E_OPTION, "bmt_n=%u, bmt_m=%u: %s was created with bmt_n=%u, "
+			     "bmt_m=%u", cfg->bmt_n ? cfg->bmt_n : sb.bmt_n,
+			     cfg->bmt_m ? cfg->bmt_m : sb.bmt_m, path, sb.bmt_n, sb.bmt_m);
+		goto fail;
+	}
 	if (sb.ctr_layout != e->layout->id) {
 		rc = emu_err(SPM_E_CORRUPT, "%s.meta: counter layout %u does not fit design %s",
 			     path, sb.ctr_layout, design);
@@ -1167,6 +1185,8 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		if (!rc && CRYPTO_memcmp(kcv, sb.kcv, 16) != 0)
 			rc = emu_err(SPM_E_KEY, "wrong key for %s (key check value differs)",
 				     path);
+		if (!rc && !e->design->integrity)
+			rc = bmt_check_no_registers(key_path, sb.uuid, path, design);
 		if (!rc && !(e->key_path = strdup(key_path)))
 			rc = emu_err(-ENOMEM, "out of memory");
 		if (rc)
@@ -1303,8 +1323,10 @@ int emu_mark_dirty(struct emu *e)
 		return 0; /* marked and raised at open, before recovery */
 	create_mark_clear(e);
 	int rc = epoch_raise(e);
-	if (!rc)
+	if (!rc) {
 		set_state(e, SB_STATE_DIRTY);
+		bmt_mark_dirty(e); /* after the state word: a crash between is dirty */
+	}
 	return rc;
 }
 

@@ -659,6 +659,17 @@ void bmt_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, s
 void bmt_victim(struct emu *e, unsigned core, uint64_t id, uint64_t t);
 /* close: every cached update persisted, both roots the tree's */
 void bmt_close(struct emu *e);
+/* the pool is in use from now on (emu_mark_dirty, after its state word) */
+void bmt_mark_dirty(struct emu *e);
+/* the smallest bmt_m for a pool of nlines lines (its tree's height + 1) */
+unsigned bmt_min_m(uint64_t nlines);
+/* a pool with registers (an integrity design's) opened as another design */
+int bmt_check_no_registers(const char *key_path, const uint8_t uuid[16], const char *path,
+			   const char *design);
+/* the drain register and buffer, and the queues' MAC flags, of a dirty pool
+ * (validate, before anything is written) */
+int bmt_check_adr(int meta_fd, const char *meta_path, const struct superblock *sb,
+		  const struct wq_entry *data_q, unsigned dcap);
 /* the read path: a fetched line's MAC checked (modeled time) */
 uint64_t bmt_read_verify(struct emu *e, unsigned core, uint64_t line, uint64_t t);
 int bmt_advance_line(struct emu *e, uint64_t l, uint64_t min_ctr);
@@ -802,9 +813,14 @@ struct tcb_regs {
 	uint8_t root_old[16];  /* the tree in the media at the last drain (ROOT_old) */
 	uint8_t root_new[16];  /* ROOT_new */
 	uint8_t root_prev[16]; /* ROOT_new before the last write-back counted */
-	uint64_t n_wb;         /* write-backs since the last drain (N_wb) */
-	uint64_t inflight_line; /* line + 1 of the last write-back counted (0: none) */
+	uint64_t n_wb;         /* counter steps since the last drain (N_wb) */
+	uint64_t inflight_line; /* line + 1 of a write-back counted, its data entry not
+				 * yet valid (0: none) */
 	uint64_t inflight_ctr;  /* and its counter */
+	uint64_t inflight_step; /* and its step, in n_wb */
+	uint64_t clean;         /* 1: closed cleanly (bmt_close), 0 from emu_mark_dirty */
+	uint64_t draining;      /* 1: a drain stored ROOT_new and may be cut short */
+	uint8_t sb_mac[16];     /* the superblock's MAC: its design, geometry, N, M */
 };
 struct tcb;
 int tcb_open(struct tcb **out, const char *key_path, const uint8_t uuid[16], int create);
@@ -812,6 +828,8 @@ void tcb_close(struct tcb *t);
 void tcb_discard(struct tcb *t); /* remove the file if this open made it */
 /* the newest intact copy; 0, or -1 if the pool has none (never written) */
 int tcb_read(const struct tcb *t, struct tcb_regs *out);
+/* 1 if "<key_path>.tcb" holds a record of the pool uuid (read only) */
+int tcb_has_record(const char *key_path, const uint8_t uuid[16]);
 /* regs become the newest copy with one store (a kill leaves old or new) */
 void tcb_write(struct tcb *t, const struct tcb_regs *regs);
 int rename_noreplace(const char *from, const char *to);

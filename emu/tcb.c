@@ -148,6 +148,26 @@ int tcb_open(struct tcb **out, const char *key_path, const uint8_t uuid[16], int
 	return 0;
 }
 
+int tcb_has_record(const char *key_path, const uint8_t uuid[16])
+{
+	char path[4096 + 8];
+	if ((size_t)snprintf(path, sizeof(path), "%s.tcb", key_path) >= sizeof(path))
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	int has = 0;
+	if (fstat(fd, &st) == 0)
+		for (off_t at = 0; at + (off_t)sizeof(struct tcb_rec) <= st.st_size && !has;
+		     at += (off_t)sizeof(struct tcb_rec)) {
+			uint8_t u[16];
+			has = pread(fd, u, 16, at) == 16 && memcmp(u, uuid, 16) == 0;
+		}
+	close(fd);
+	return has;
+}
+
 /* tcb_close -- unmap (the registers stay in the file). */
 void tcb_close(struct tcb *t)
 {

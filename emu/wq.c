@@ -132,7 +132,7 @@ WQ_INLINE void home_write_data(struct emu *e, int persist, const struct wq_entry
 		persist_if(e, persist, log, EMU_LINE);
 		return;
 	}
-	if (w->state & WQ_MAC) { /* its data MAC goes home with it (bmt.c) */
+	if ((w->state & WQ_MAC) && e->mac_home) { /* its data MAC goes home with it (bmt.c) */
 		uint8_t *mac = e->mac_home + w->addr * 16;
 		memcpy(mac, w->pad + 16, 16);
 		persist_if(e, persist, mac, 16);

@@ -69,7 +69,9 @@
  *                         tries at most N counters a line; fixed at
  *                         spm_create(), 1..4096 [16]
  *      bmt_m=N            ccnvm-nods/ccnvm: dirty address queue entries
- *                         (M), 4..256, fixed at spm_create() [64]
+ *                         (M), 4..256 and at least one write-back's
+ *                         metadata lines (the tree's height + 1, 8 at 8
+ *                         MiB), fixed at spm_create() [64]
  *      key_file=PATH      the key file [<path>.key]: the AES key and each
  *                         pool's generation (below, "Key files").
  *                         spm_create() makes a new one (mode 0600, O_EXCL)
@@ -361,17 +363,26 @@ SPM_API int spm_rekey(const char *path, const char *options);
  *                                  (SPM_E_ROLLBACK) if older than the key's record; with
  *                                  the current epoch words copied in, only the integrity
  *                                  designs see it (the root)
- *   after a crash: the above       --             no (false  as above        see *      as above; a
- *                                                 alarms:                               replay of a
- *                                                 no crash                              line written
- *                                                 consistency)                          since the last
- *                                                                                       drain: detected,
- *                                                                                       not located
+ *   after a crash: the above       --             no (false  as above; a     see *      as above; a
+ *                                                 alarms:    replay of a                replay of a
+ *                                                 no crash   line written               line written
+ *                                                 consistency) since the last           since the last
+ *                                                            drain (ccnvm-nods):        drain: detected,
+ *                                                            detected, not located      not located
+ *   a crashed pool's state word    --             detected   detected        detected   detected
+ *   set to "clean", the drain      (the registers in <key>.tcb say otherwise; they are not in
+ *   register set, the design       the pool's files)
+ *   renamed to one without MACs
  *   * osiris after a crash rebuilds its tree from the counters: a node in
  *     the files is not read (a changed one is harmless, not reported); a
  *     counter is found again by MAC trial (one lowered is repaired, one no
  *     trial reaches fails its line's MAC: located as that line); a replay
  *     of a line with its counter is detected by the root, not located.
+ *   Not detected: the ADR region (the memory controller's queues, on-chip
+ *   in the paper) is emulated in <path>.meta; after a crash exactly between
+ *   a write-back's queue entry becoming valid and the register store that
+ *   follows it, an attacker who removes that entry and lists it as dropped
+ *   undoes that one write-back unseen.
  *
  * spm_verify -- check the pool at path as spm_open does (a dirty pool is
  * recovered first, as spm_open recovers it) and list what was tampered with:
