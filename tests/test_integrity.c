@@ -298,6 +298,67 @@ static void test_crash_no_alarm(void **state)
 	}
 }
 
+/* set_state_clean -- a crashed pool's state word set to clean, as an
+ * attacker would to skip recovery (the word is outside the checksum). */
+static void set_state_clean(const char *path)
+{
+	char meta[1200];
+	snprintf(meta, sizeof(meta), "%s.meta", path);
+	size_t len;
+	uint8_t *m = slurp(meta, &len);
+	struct superblock *sb = (void *)m;
+	sb->state = SB_STATE_CLEAN;
+	spit(meta, m, len);
+	free(m);
+}
+
+/* rename_design -- the superblock names another design, its checksum redone,
+ * the integrity areas gone: a pool without MACs to the eye. */
+static void rename_design(const char *path, const char *design)
+{
+	char meta[1200];
+	snprintf(meta, sizeof(meta), "%s.meta", path);
+	size_t len;
+	uint8_t *m = slurp(meta, &len);
+	struct superblock *sb = (void *)m;
+	uint64_t size = sb->mac_off;
+	memset(sb->design, 0, sizeof(sb->design));
+	snprintf(sb->design, sizeof(sb->design), "%s", design);
+	sb->mac_off = sb->mac_size = sb->tree_off = sb->tree_size = 0;
+	sb->drain_off = sb->drain_size = 0;
+	sb->bmt_n = sb->bmt_m = 0;
+	sb->meta_size = size;
+	sb->checksum = sb_crc(sb);
+	spit(meta, m, size);
+	free(m);
+}
+
+static void test_state_words(void **state)
+{
+	(void)state;
+	char path[1100];
+	spm_pool *p;
+	/* too small a dirty address queue for a write-back's lines */
+	pool_path(path, sizeof(path), "words");
+	remove_all(path);
+	assert_int_equal(spm_create(&p, path, POOL_SIZE, "design=ccnvm;bmt_m=4"), SPM_E_OPTION);
+	assert_int_equal(access(path, F_OK), -1);
+	const char *const designs[] = {"osiris", "ccnvm-nods", "ccnvm"};
+	for (unsigned d = 0; d < 3; d++) {
+		make(path, designs[d], 8);
+		crash_after_writes(path, 0, 4, 9, 0);
+		set_state_clean(path);
+		assert_int_equal(spm_open(&p, path, NULL), SPM_E_TAMPERED);
+		remove_all(path);
+	}
+	/* an integrity pool renamed to a design without MACs */
+	make(path, "ccnvm", 10);
+	rename_design(path, "sca");
+	assert_int_equal(spm_open(&p, path, NULL), SPM_E_TAMPERED);
+	assert_non_null(strstr(spm_errormsg(), "design sca"));
+	remove_all(path);
+}
+
 int main(void)
 {
 	const char *d = getenv("SPM_TEST_DIR");
@@ -308,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_recovery_by_trial),
 		cmocka_unit_test(test_potential_replay),
 		cmocka_unit_test(test_crash_no_alarm),
+		cmocka_unit_test(test_state_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
