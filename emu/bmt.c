@@ -892,7 +892,8 @@ static int verify_data(struct emu *e, unsigned trial, struct findings *f, uint64
 	struct vjob job[THREADS];
 	pthread_t tid[THREADS];
 	int started[THREADS] = {0};
-	uint64_t span = e->nlines - FIRST_LINE, rc = 0;
+	uint64_t span = e->nlines - FIRST_LINE;
+	int rc = 0;
 	for (unsigned i = 0; i < THREADS; i++) {
 		job[i] = (struct vjob){.e = e, .trial = trial};
 		job[i].from = FIRST_LINE + span * i / THREADS;
@@ -910,14 +911,14 @@ static int verify_data(struct emu *e, unsigned trial, struct findings *f, uint64
 	*retries = 0;
 	for (unsigned i = 0; i < THREADS; i++) {
 		if (job[i].rc && !rc)
-			rc = (uint64_t)(int64_t)job[i].rc;
+			rc = job[i].rc;
 		*retries += job[i].retries;
 		e->stat[ST_MAC_VERIFIED] += job[i].verified;
 		for (size_t k = 0; k < job[i].nbad; k++)
 			found(f, SPM_TAMPER_DATA, job[i].bad[k] * EMU_LINE);
 		free(job[i].bad);
 	}
-	return (int)(int64_t)rc;
+	return rc;
 }
 
 /* ------------------------------------------------------------ set-up */

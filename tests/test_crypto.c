@@ -10,34 +10,8 @@
 
 #include "spm.h"
 #include "emu_internal.h"
+#include "test_hex.h"
 
-/* hex -- decode exactly n bytes of the hex string s into out. */
-static void hex(const char *s, uint8_t *out, size_t n)
-{
-	assert_int_equal(strlen(s), 2 * n);
-	for (size_t i = 0; i < n; i++) {
-		unsigned v = 0;
-		for (int k = 0; k < 2; k++) {
-			char c = s[2 * i + (size_t)k];
-			unsigned d = 0;
-			if (c >= '0' && c <= '9')
-				d = (unsigned)(c - '0');
-			else if (c >= 'a' && c <= 'f')
-				d = (unsigned)(c - 'a' + 10);
-			else
-				fail_msg("bad hex digit '%c'", c);
-			v = v * 16 + d;
-		}
-		out[i] = (uint8_t)v;
-	}
-}
-
-/* put_le64 -- v little-endian, the seed layout documented in crypto.c. */
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 /* seed -- seed(line, ctr, b) = le64(4*line + b) || le64(ctr). */
 static void seed(uint8_t out[16], uint64_t line, uint64_t ctr, unsigned b)
