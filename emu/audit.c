@@ -1,13 +1,16 @@
 /*
  * audit.c -- the test-only pad-reuse auditor (doc/design.md, "Security invariants").
  * With SPM_AUDIT=FILE every pad used for an encryption appends a line
- * "<line-index> <counter> <crc32 of the plaintext>" to FILE, unbuffered
+ * "<line-index> <counter> <digest of the plaintext>" to FILE, unbuffered
  * (O_APPEND, one write per record) so that records survive a crash of the
  * process.  A reused pad is a (line, counter) recorded with two different
  * plaintexts (section 8: no seed encrypts two different plaintexts).  The
  * same seed over the same plaintext gives the same ciphertext and is no
  * reuse: a page re-encryption resumed at recovery repeats a line it had
  * encrypted when the process was killed before the line's entry was valid.
+ * The digest is 64 bits of SHA-256, not a CRC: two plaintexts made to share
+ * a CRC-32 (the dedup designs' dewrite_pad=crc reuses a pad exactly then)
+ * must not look like one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <zlib.h>
+#include <openssl/evp.h>
 
 #include "spm.h"
 #include "emu_internal.h"
@@ -41,9 +44,13 @@ int audit_open(struct emu *e)
 void audit_pad(struct emu *e, uint64_t line, uint64_t ctr, const uint8_t *plain)
 {
 	char buf[80];
-	unsigned long sum = crc32(crc32(0L, Z_NULL, 0), plain, EMU_LINE);
-	int len = snprintf(buf, sizeof(buf), "%llu %llu %08lx\n", (unsigned long long)line,
-			   (unsigned long long)ctr, sum);
+	uint8_t md[32];
+	uint64_t sum;
+	if (!EVP_Digest(plain, EMU_LINE, md, NULL, EVP_sha256(), NULL))
+		abort(); /* an auditor that loses records is blind */
+	memcpy(&sum, md, sizeof(sum));
+	int len = snprintf(buf, sizeof(buf), "%llu %llu %016llx\n", (unsigned long long)line,
+			   (unsigned long long)ctr, (unsigned long long)sum);
 	if (write(e->audit_fd, buf, (size_t)len) != (ssize_t)len)
 		abort(); /* an auditor that loses records is blind */
 }

@@ -764,6 +764,10 @@ static __attribute__((noinline, noclone)) void write_lines_locked(struct emu *e,
 			t_pad[i] = tm_aes(tm, t_ctr[i]);
 		}
 		e->stat[ST_CTRL_WRITES] += k;
+		if (enc) /* mem.write_ns: the counter and the pad before the queue */
+			for (unsigned i = 0; i < k; i++)
+				tm->wpre += t_pad[i] - t_ctr[i] +
+					    (e->design->cc != CC_NONE ? tm->cc_hit : 0);
 		const uint8_t *pad = pads;
 		if (enc) {
 			if (!(pad = prepads_take(pp, first, ctrs, k))) {
@@ -857,12 +861,15 @@ static inline __attribute__((always_inline)) void
 write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
 		    const void *view, unsigned flags)
 {
-	if (__builtin_expect(e->redo != NULL || e->bmt != NULL, 0)) {
+	if (__builtin_expect(e->redo != NULL || e->bmt != NULL || e->dedup != NULL, 0)) {
 		if (e->cm && e->cm->nmade)
 			for (size_t i = 0; i < n; i++)
 				cache_clean(e, r[i].first, r[i].n);
-		if (e->bmt) { /* the integrity designs' own write path */
-			bmt_write_ranges(e, core, r, n, view);
+		if (e->bmt || e->dedup) { /* the integrity and dedup designs' own paths */
+			if (e->bmt)
+				bmt_write_ranges(e, core, r, n, view);
+			else
+				dedup_write_ranges(e, core, r, n, view);
 			if (flags & EMU_WB_FENCE)
 				fence_locked(e, core);
 			return;
@@ -885,9 +892,12 @@ void ctrl_evict_line(struct emu *e, unsigned core, uint64_t line, const uint8_t 
 	const uint64_t clock = e->tm.clock[core], pending = e->tm.pending[core];
 	if (e->redo && redo_evict_skip(e, line))
 		return;
-	if (e->bmt) {
+	if (e->bmt || e->dedup) {
 		struct emu_range r = {line, 1};
-		bmt_write_ranges(e, core, &r, 1, view);
+		if (e->bmt)
+			bmt_write_ranges(e, core, &r, 1, view);
+		else
+			dedup_write_ranges(e, core, &r, 1, view);
 	} else {
 		write_lines_locked(e, core, line, 1, view, NULL);
 	}
@@ -1231,7 +1241,8 @@ static void writeback_victim(void *arg, uint64_t cl)
 void ctrl_drain_all(struct emu *e)
 {
 	/* the integrity designs' cached counters and tree: bmt_close */
-	if (e->design->enc == ENC_CTR && e->design->cc != CC_NONE && !e->bmt)
+	/* and the dedup designs' tables: dedup_close */
+	if (e->design->enc == ENC_CTR && e->design->cc != CC_NONE && !e->bmt && !e->dedup)
 		cc_flush_all(&e->cc, writeback_victim, e);
 	wq_drain_all(e, &e->qdata);
 	wq_drain_all(e, &e->qctr);
@@ -1333,6 +1344,8 @@ int emu_load_view(struct emu *e, void *view)
 	enum { MAX_THREADS = 8 };
 	struct load_job job[MAX_THREADS];
 	pthread_t tid[MAX_THREADS];
+	if (e->dedup) /* through the address mapping */
+		return dedup_load_view(e, view);
 	uint64_t first = EMU_DATA_HDR_SIZE / EMU_LINE, n = e->nlines - first;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned threads = n < (1u << 18) || cpus < 2 ? 1

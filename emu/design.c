@@ -6,60 +6,75 @@
 
 #include "emu_internal.h"
 
-/* The presets.  Columns: name, encryption, counter cache, counter-atomicity,
+/* The presets.  Columns: name, encryption, counter cache (dedup: the
+ * metadata cache), counter-atomicity,
  * honours counter_cache_writeback(), counter layout, counter placement,
- * counter write coalescing, logging, default profile, source, integrity. */
+ * counter write coalescing, logging, default profile, source, integrity,
+ * deduplication. */
 static const struct design designs[] = {
 	{"plain", ENC_NONE, CC_NONE, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 6.1: no-encryption design", INTEG_NONE},
+	 "SCA 6.1: no-encryption design", INTEG_NONE, DEDUP_NONE},
 	{"ideal", ENC_CTR, CC_BATTERY, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 6.1: ideal design, battery-backed counter cache, no counter-atomicity cost", INTEG_NONE},
+	 "SCA 6.1: ideal design, battery-backed counter cache, no counter-atomicity cost", INTEG_NONE, DEDUP_NONE},
 	{"unsafe", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "negative control: write-back counter cache, no battery, no counter-atomicity", INTEG_NONE},
+	 "negative control: write-back counter cache, no battery, no counter-atomicity", INTEG_NONE, DEDUP_NONE},
 	{"colocated", ENC_CTR, CC_NONE, CA_COLOCATED, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 3.2.1, Fig. 5(a): data and counter in one 72 B write, no counter cache", INTEG_NONE},
+	 "SCA 3.2.1, Fig. 5(a): data and counter in one 72 B write, no counter cache", INTEG_NONE, DEDUP_NONE},
 	{"colocated-cc", ENC_CTR, CC_WB, CA_COLOCATED, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 3.2.1, Fig. 5(b): co-located write plus a counter cache for reads", INTEG_NONE},
+	 "SCA 3.2.1, Fig. 5(b): co-located write plus a counter cache for reads", INTEG_NONE, DEDUP_NONE},
 	{"fca", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 3.2.2: full counter-atomicity, every write pairs data and counter", INTEG_NONE},
+	 "SCA 3.2.2: full counter-atomicity, every write pairs data and counter", INTEG_NONE, DEDUP_NONE},
 	{"sca", ENC_CTR, CC_WB, CA_SELECTIVE, 1, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "sca",
-	 "SCA 4-5: selective counter-atomicity, CounterAtomic + counter_cache_writeback", INTEG_NONE},
+	 "SCA 4-5: selective counter-atomicity, CounterAtomic + counter_cache_writeback", INTEG_NONE, DEDUP_NONE},
 	{"wt", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_SINGLE, 0, LOG_SW, "supermem",
 	 "SuperMem 3.2, 4: write-through counter cache with a register, split "
-	 "counters in one bank (WT)", INTEG_NONE},
+	 "counters in one bank (WT)", INTEG_NONE, DEDUP_NONE},
 	{"wt-cwc", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_SINGLE, 1, LOG_SW, "supermem",
-	 "SuperMem 3.4: WT plus counter write coalescing (WT+CWC)", INTEG_NONE},
+	 "SuperMem 3.4: WT plus counter write coalescing (WT+CWC)", INTEG_NONE, DEDUP_NONE},
 	{"wt-xbank", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_XBANK, 0, LOG_SW, "supermem",
-	 "SuperMem 3.3: WT plus cross-bank counter storage (WT+XBank)", INTEG_NONE},
+	 "SuperMem 3.3: WT plus cross-bank counter storage (WT+XBank)", INTEG_NONE, DEDUP_NONE},
 	{"supermem", ENC_CTR, CC_WT, CA_FULL, 0, LAYOUT_SPLIT, CP_XBANK, 1, LOG_SW, "supermem",
-	 "SuperMem 3: WT + XBank + CWC", INTEG_NONE},
+	 "SuperMem 3: WT + XBank + CWC", INTEG_NONE, DEDUP_NONE},
 	/* the redo designs: transactions logged by the controller (redo.c);
 	 * a write-back outside a commit is a counter-atomic pair */
 	{"srl", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SRL, "redo",
-	 "Redo logging IV.A: Secure Redo Logging, entries under the log address's counter", INTEG_NONE},
+	 "Redo logging IV.A: Secure Redo Logging, entries under the log address's counter", INTEG_NONE, DEDUP_NONE},
 	{"lame", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_LAME, "redo",
-	 "Redo logging III.B: Log-Aware Memory Encryption, entries under the home's", INTEG_NONE},
+	 "Redo logging III.B: Log-Aware Memory Encryption, entries under the home's", INTEG_NONE, DEDUP_NONE},
 	{"clame", ENC_CTR, CC_WB, CA_FULL, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_CLAME, "redo",
-	 "Redo logging III.C: LAME with compact log records", INTEG_NONE},
+	 "Redo logging III.C: LAME with compact log records", INTEG_NONE, DEDUP_NONE},
 	/* the integrity designs: data MACs and a Bonsai Merkle tree (bmt.c),
 	 * whose write path replaces the counter-atomicity columns */
 	{"bmt-nocc", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "ccnvm",
-	 "cc-NVM 5: w/o CC, cached counters and tree written on eviction", INTEG_NOCC},
+	 "cc-NVM 5: w/o CC, cached counters and tree written on eviction", INTEG_NOCC, DEDUP_NONE},
 	{"sc", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "ccnvm",
-	 "cc-NVM 5: strict consistency, each write-back persists its tree path", INTEG_SC},
+	 "cc-NVM 5: strict consistency, each write-back persists its tree path", INTEG_SC, DEDUP_NONE},
 	{"osiris", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "ccnvm",
-	 "cc-NVM 5: Osiris Plus, counters every N updates, tree rebuilt", INTEG_OSIRIS},
+	 "cc-NVM 5: Osiris Plus, counters every N updates, tree rebuilt", INTEG_OSIRIS, DEDUP_NONE},
 	{"ccnvm-nods", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW,
-	 "ccnvm", "cc-NVM 4.2: epoch-based consistent BMT", INTEG_EPOCH},
+	 "ccnvm", "cc-NVM 4.2: epoch-based consistent BMT", INTEG_EPOCH, DEDUP_NONE},
 	{"ccnvm", ENC_CTR, CC_WB, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW, "ccnvm",
-	 "cc-NVM 4.3: epochs and deferred spreading", INTEG_EPOCH_DS},
+	 "cc-NVM 4.3: epochs and deferred spreading", INTEG_EPOCH_DS, DEDUP_NONE},
+	/* the dedup designs (dedup.c): a line's pad from its physical address
+	 * and its hash (hash-mode encryption), no counters; the metadata cache
+	 * is the counter cache, battery-backed as ideal's (the baseline) */
+	{"dewrite", ENC_CTR, CC_BATTERY, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0, LOG_SW,
+	 "dewrite", "DeWrite: deduplication, hash-mode encryption, prediction", INTEG_NONE,
+	 DEDUP_PREDICT},
+	{"dewrite-direct", ENC_CTR, CC_BATTERY, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0,
+	 LOG_SW, "dewrite", "DeWrite Fig. 2(a): detect, then encrypt", INTEG_NONE,
+	 DEDUP_DIRECT},
+	{"dewrite-parallel", ENC_CTR, CC_BATTERY, CA_NONE, 0, LAYOUT_MONO, CP_INTERLEAVE, 0,
+	 LOG_SW, "dewrite", "DeWrite Fig. 2(b): detect and encrypt in parallel", INTEG_NONE,
+	 DEDUP_PARALLEL},
 };
 
 /* design_names -- the preset names, comma separated. */
 const char *design_names(void)
 {
 	return "plain, ideal, unsafe, colocated, colocated-cc, fca, sca, wt, wt-cwc, "
-	       "wt-xbank, supermem, srl, lame, clame, bmt-nocc, sc, osiris, ccnvm-nods, ccnvm";
+	       "wt-xbank, supermem, srl, lame, clame, bmt-nocc, sc, osiris, ccnvm-nods, ccnvm, "
+	       "dewrite, dewrite-direct, dewrite-parallel";
 }
 
 /* placement_find -- the counter placement called name (the ctr_placement
@@ -143,6 +158,10 @@ const struct design *design_table(unsigned *n)
  * queues, one write queue (the dirty address queue drains into it); 72 ns
  * AES, pipelined as SCA's engine (16 stages); HMAC 80 cycles; the dirty
  * address queue's lookup 32 cycles.  Banks are not given: SCA's 8. */
+/* dewrite: DeWrite's own numbers -- a CRC-32 in 15 ns, a line read in 75 ns
+ * (tRCD + tCL: tRCD 60 with SCA's tCL 15), a 1-cycle compare (0.25 ns at
+ * SCA's 4 GHz) -- and SCA's Table 2 otherwise (the setup of the works it
+ * compares with); its metadata cache is SCA's counter cache. */
 static const struct profile profiles[] = {
 	{"sca", 48, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1,
 	 .wpq_shared = 0, .bank_hash = 1, .wpq_inorder = 0, .bus_mhz = 533, .line_beats = 8,
@@ -165,6 +184,12 @@ static const struct profile profiles[] = {
 	 .llc_kib = 256, .llc_ways = 8, .llc_cyc = 20, .llc_per_core = 0,
 	 .ctr_per_core = 0, .access_cyc = ACCESS_CYC, .rq_entries = 32,
 	 .mac_ns = 80.0 / 3, .daq_ns = 32.0 / 3},
+	{"dewrite", 60, 15, 13, 50, 7.5, 300, 40, 4, 2, 1, 1024, 16, 64, 16, 8, 1,
+	 .wpq_shared = 0, .bank_hash = 1, .wpq_inorder = 0, .bus_mhz = 533, .line_beats = 8,
+	 .ghz = 4.0, .l1_kib = 64, .l1_ways = 8, .l1_cyc = 2, .l2_kib = 0,
+	 .llc_kib = 2048, .llc_ways = 8, .llc_cyc = 20, .llc_per_core = 1,
+	 .ctr_per_core = 1, .access_cyc = ACCESS_CYC, .rq_entries = 32,
+	 .crc_ns = 15, .cmp_ns = 0.25},
 };
 
 /* profile_find -- the profile called name, or NULL. */

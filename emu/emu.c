@@ -279,6 +279,7 @@ static void emu_free(struct emu *e)
 	free(e->dropped);
 	redo_free(e);
 	bmt_free(e);
+	dedup_free(e);
 	if (e->lock_ready)
 		pthread_mutex_destroy(&e->lock);
 	crypto_free(e->crypto);
@@ -659,6 +660,19 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 			     "(bmt-nocc, sc, osiris, ccnvm-nods, ccnvm have)", e->design->name);
 		goto fail;
 	}
+	/* the dedup designs' tables (dedup.c), last */
+	if (e->design->dedup != DEDUP_NONE) {
+		sb.dd_unit = (cfg->dedup_line ? cfg->dedup_line : 256) / EMU_LINE;
+		sb.dd_pad = cfg->dewrite_pad == 1 ? DD_PAD_CRC : DD_PAD_VERSION;
+		sb.dd_size = dedup_area_size(e->design, nlines, sb.dd_unit);
+		sb.dd_off = sb.meta_size;
+		sb.meta_size += sb.dd_size;
+	} else if (cfg->dedup_line || cfg->dewrite_pad || cfg->dedup_window) {
+		rc = emu_err(SPM_E_OPTION, "dedup_line/dewrite_pad/dedup_window: design %s does "
+			     "not deduplicate (dewrite, dewrite-direct, dewrite-parallel do)",
+			     e->design->name);
+		goto fail;
+	}
 
 	sb.state = SB_STATE_DIRTY;
 	if (enc && !make_key && !key_has_room(&kf, sb.uuid)) {
@@ -702,13 +716,14 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	}
 	if (sb.mac_size)
 		e->mac_home = e->media.meta + sb.mac_off;
-	if ((rc = attach(e)) || (rc = redo_attach(e)) || (rc = bmt_attach(e, cfg)))
+	if ((rc = attach(e)) || (rc = redo_attach(e)) || (rc = bmt_attach(e, cfg)) ||
+	    (rc = dedup_attach(e, cfg)))
 		goto fail;
 	if (enc && create_fill_ciphertext(e)) {
 		rc = SPM_E_CRYPTO;
 		goto fail;
 	}
-	if ((rc = bmt_create(e)))
+	if ((rc = bmt_create(e)) || (rc = dedup_create(e)))
 		goto fail;
 	key_free(&kf);
 	*out = e;
@@ -1022,10 +1037,11 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 		sb->meta_size == sb->shadow_off + round_up(sb->shadow_slots * sizeof(uint64_t),
 							   EMU_PAGE) +
 				 round_up(sb->log_lines * EMU_LINE, EMU_PAGE) + sb->mac_size +
-				 sb->tree_size + sb->drain_size &&
+				 sb->tree_size + sb->drain_size + sb->dd_size &&
 		/* the integrity areas (bmt.c) last, in this order */
 		(!sb->mac_size ||
-		 (sb->mac_off == sb->meta_size - sb->drain_size - sb->tree_size - sb->mac_size &&
+		 (sb->mac_off == sb->meta_size - sb->dd_size - sb->drain_size - sb->tree_size -
+				 sb->mac_size &&
 		  sb->tree_off == sb->mac_off + sb->mac_size &&
 		  sb->drain_off == sb->tree_off + sb->tree_size));
 	/* a redo design has a log of one record at least; no other has one */
@@ -1048,7 +1064,8 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 	if ((uint64_t)msize != sb->meta_size)
 		return emu_err(SPM_E_TRUNCATED, "%s: size %lld, superblock says %llu",
 			       meta_path, (long long)msize, (unsigned long long)sb->meta_size);
-	if ((rc = check_rsr(meta_path, sb)) || (rc = bmt_check_sb(meta_path, sb)))
+	if ((rc = check_rsr(meta_path, sb)) || (rc = bmt_check_sb(meta_path, sb)) ||
+	    (rc = dedup_check_sb(meta_path, sb)))
 		return rc;
 	if (sb->state == SB_STATE_DIRTY)
 		return check_adr(meta_path, sb);
@@ -1152,6 +1169,18 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 			     cfg->bmt_m ? cfg->bmt_m : sb.bmt_m, path, sb.bmt_n, sb.bmt_m);
 		goto fail;
 	}
+	if (!sb.dd_size && (cfg->dedup_line || cfg->dewrite_pad || cfg->dedup_window)) {
+		rc = emu_err(SPM_E_OPTION, "dedup_line/dewrite_pad/dedup_window: design %s does "
+			     "not deduplicate", design);
+		goto fail;
+	}
+	if ((cfg->dedup_line && cfg->dedup_line / EMU_LINE != sb.dd_unit) ||
+	    (cfg->dewrite_pad && (cfg->dewrite_pad == 1) != (sb.dd_pad == DD_PAD_CRC))) {
+		rc = emu_err(SPM_E_OPTION, "dedup_line/dewrite_pad: %s was created with "
+			     "dedup_line=%u, dewrite_pad=%s", path, sb.dd_unit * EMU_LINE,
+			     sb.dd_pad == DD_PAD_CRC ? "crc" : "version");
+		goto fail;
+	}
 	if (sb.ctr_layout != e->layout->id) {
 		rc = emu_err(SPM_E_CORRUPT, "%s.meta: counter layout %u does not fit design %s",
 			     path, sb.ctr_layout, design);
@@ -1243,13 +1272,17 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		goto fail;
 	/* a clean pool stays clean until emu_mark_dirty: the runtime reads
 	 * and checks it first, and a pool it refuses is left as it was */
-	if ((rc = attach(e)) || (rc = redo_attach(e)) || (rc = bmt_attach(e, cfg)))
+	if ((rc = attach(e)) || (rc = redo_attach(e)) || (rc = bmt_attach(e, cfg)) ||
+	    (rc = dedup_attach(e, cfg)))
 		goto fail;
 	/* committed redo records applied, interrupted ones' lines noted */
 	if (e->was_dirty && (rc = redo_recover(e)))
 		goto fail;
 	/* integrity: verified (clean), or recovered and verified (dirty) */
 	if ((rc = bmt_open(e)))
+		goto fail;
+	/* dedup: the tables rebuilt (dirty) or checked (clean) */
+	if ((rc = dedup_open(e)))
 		goto fail;
 	int stale = e->was_dirty && e->design->enc == ENC_CTR ? ctrl_advance_stale(e) : 0;
 	if (stale == -2) {
@@ -1302,6 +1335,8 @@ int emu_close(struct emu *e)
 	ctrl_drain_all(e);
 	if (e->bmt)
 		bmt_close(e); /* counters with their tree */
+	else if (e->dedup)
+		dedup_close(e); /* the tables (the hash words are home) */
 	else if (e->design->enc == ENC_CTR)
 		sync_counters(e);
 	/* a copy of either file made while open is now older, and refused

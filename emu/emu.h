@@ -67,6 +67,11 @@ struct emu_config {
 	unsigned bmt_n; /* integrity designs: updates of a metadata line before it is
 			 * persisted (cc-NVM's N; 0: 16) */
 	unsigned bmt_m; /* cc-NVM's dirty address queue entries (M; 0: 64) */
+	unsigned dedup_line; /* dedup designs: bytes per deduplicated unit, 64 or 256
+			      * (create; 0: 256) */
+	int dewrite_pad;     /* their pads: 1 crc (the paper's), 2 version (create;
+			      * 0: version) */
+	unsigned dedup_window; /* the history window's writes (0: 3) */
 	struct spm_tamper *tamper_out; /* spm_verify: where the open lists what it */
 	size_t tamper_max, *tamper_found; /* found tampered (NULL: nowhere) */
 };

@@ -58,6 +58,14 @@ enum integ_policy {
 	INTEG_EPOCH,    /* cc-NVM §4.2: epochs drained atomically (w/o DS) */
 	INTEG_EPOCH_DS, /* cc-NVM §4.3: and deferred spreading */
 };
+/* Line deduplication (dedup.c): DeWrite's order of duplicate detection and
+ * encryption (its Figure 2). */
+enum dedup_policy {
+	DEDUP_NONE,
+	DEDUP_PREDICT,  /* the history window decides (DeWrite §"Prediction") */
+	DEDUP_DIRECT,   /* detect, then encrypt a unique line (Fig. 2(a)) */
+	DEDUP_PARALLEL, /* detect and encrypt at once (Fig. 2(b)) */
+};
 
 struct design {
 	const char *name;
@@ -72,6 +80,7 @@ struct design {
 	const char *profile; /* default profile */
 	const char *paper; /* where it comes from */
 	enum integ_policy integrity; /* data MACs and tree (bmt.c); 0: none */
+	enum dedup_policy dedup;     /* line deduplication (dedup.c); 0: none */
 };
 
 const struct design *design_find(const char *name);
@@ -108,6 +117,8 @@ struct profile {
 	unsigned line_beats; /* beats of one line transfer on that bus */
 	double mac_ns;       /* one MAC (HMAC) computation (integrity designs) */
 	double daq_ns;       /* a dirty address queue lookup (cc-NVM) */
+	double crc_ns;       /* a line's CRC-32 (DeWrite) */
+	double cmp_ns;       /* the compare of two lines (DeWrite) */
 };
 
 const struct profile *profile_find(const char *name);
@@ -181,6 +192,10 @@ struct tm_cal {
 struct timing {
 	uint64_t rcd, cl, cwd, faw, wtr, wr, aes, aes_issue, cc_hit, issue; /* ps */
 	uint64_t mac, daq; /* ps: a MAC, a dirty address queue lookup (integrity) */
+	uint64_t crc, cmp; /* ps: a CRC-32, a compare of two lines (dedup) */
+	/* write latency (mem.write_ns): the data queue's writes from ready to
+	 * done at their bank, the time before the queue, and the writes */
+	uint64_t wlat, wpre, wn;
 	uint64_t min_req; /* the shortest bank request: no calendar gap below it is of use */
 	uint64_t busy;    /* cwd + wr: a write's time at its bank */
 	uint64_t burst;   /* one line's transfer on the data bus (0: timing off) */
@@ -371,7 +386,10 @@ struct superblock {
 	uint64_t tree_off, tree_size;   /* the tree's inner nodes, level by level */
 	uint64_t drain_off, drain_size; /* the drain buffer (ADR-protected) */
 	uint32_t bmt_n, bmt_m;          /* cc-NVM's N and M, fixed at create */
-	uint8_t reserved[512 - 352];
+	uint64_t dd_off, dd_size;       /* dedup (dedup.c): its tables, last */
+	uint32_t dd_unit;               /* lines per deduplicated unit (1 or 4) */
+	uint32_t dd_pad;                /* the pad's input: 0 CRC, 1 CRC and version */
+	uint8_t reserved[512 - 376];
 	/* not checksummed: written alone with one 8-byte store */
 	uint64_t state;
 };
@@ -677,6 +695,26 @@ void bmt_discard(struct emu *e);
 /* the superblock's integrity fields fit the design and the file */
 int bmt_check_sb(const char *meta_path, const struct superblock *sb);
 
+/* ------------------------------------------------------------ dedup (dedup.c) */
+
+enum { DD_PAD_CRC = 0, DD_PAD_VERSION = 1 };
+/* the meta file's dedup area for a pool of nlines lines in units of unit
+ * lines (bytes, page-rounded; 0 without dedup) */
+uint64_t dedup_area_size(const struct design *d, uint64_t nlines, unsigned unit);
+int dedup_attach(struct emu *e, const struct emu_config *cfg);
+/* a new pool: nothing mapped, every physical unit free */
+int dedup_create(struct emu *e);
+void dedup_free(struct emu *e);
+/* open: the tables rebuilt from the mapping (dirty) or checked (clean) */
+int dedup_open(struct emu *e);
+void dedup_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
+			const void *view);
+uint64_t dedup_read(struct emu *e, unsigned core, uint64_t line, uint64_t at);
+int dedup_load_view(struct emu *e, void *view);
+void dedup_close(struct emu *e);
+uint64_t dedup_gauge(const struct emu *e, int stat);
+int dedup_check_sb(const char *meta_path, const struct superblock *sb);
+
 /* ------------------------------------------------------------ the controller */
 
 struct emu {
@@ -731,6 +769,7 @@ struct emu {
 	struct cache_model *cm; /* the core model, or NULL (off) */
 	struct redo *redo;      /* the redo log (redo.c), or NULL (LOG_SW) */
 	struct bmt *bmt;        /* data MACs and tree (bmt.c), or NULL */
+	struct dedup *dedup;    /* line deduplication (dedup.c), or NULL */
 	uint8_t *mac_home;      /* the data MACs in the meta file (bmt.c), or NULL */
 	int redo_early_apply;   /* negative control: records applied before commit */
 	struct {

@@ -42,6 +42,14 @@ uint64_t ctrl_read_line(struct emu *e, unsigned core, uint64_t line, uint64_t at
 	uint64_t *slot = &e->rq.free[e->rq.pos];
 	const uint64_t issued = at;
 	at = max64(at, *slot);
+	if (e->dedup) { /* through the address mapping (dedup.c) */
+		uint64_t ready = dedup_read(e, core, line, at);
+		*slot = ready;
+		e->rq.pos = e->rq.pos + 1 == e->rq.cap ? 0 : e->rq.pos + 1;
+		e->stat[ST_MEM_READS]++;
+		e->stat[ST_MEM_READ_NS] += (ready - issued + 500) / 1000;
+		return ready;
+	}
 	uint64_t from = line; /* where its newest version is: home, or the redo log */
 	if (e->redo)
 		redo_read_from_log(e, line, at, &from);

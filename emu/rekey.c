@@ -326,6 +326,11 @@ int emu_rekey(const char *path, const struct emu_config *cfg)
 			     "cannot be re-keyed", path, sb.design);
 		goto out;
 	}
+	if (sb.dd_size) { /* its spare lines and free units are outside the mapped view */
+		rc = emu_err(SPM_E_INVAL, "%s: a pool of a deduplicating design (design %.32s) "
+			     "cannot be re-keyed", path, sb.design);
+		goto out;
+	}
 	if ((rc = key_read(key_path, &kf)) || (rc = old_cipher(path, &kf, &sb, &old)) ||
 	    (rc = media_open(&cur, path, EMU_DUR_NONE)))
 		goto out;

@@ -77,6 +77,12 @@ int emu_stat(struct emu *e, const char *name, uint64_t *value)
 		*value = e->tm.aes_ops;
 	else if (i == ST_AES_QUEUE_NS)
 		*value = e->tm.aes_wait / 1000;
+	else if (i == ST_MEM_WRITES)
+		*value = e->tm.wn + e->stat[i];
+	else if (i == ST_MEM_WRITE_NS)
+		*value = (e->tm.wlat + e->tm.wpre) / 1000 + e->stat[i];
+	else if (i >= ST_DEDUP_SHARED && i <= ST_DEDUP_OVERHEAD_PPM) /* gauges */
+		*value = e->dedup ? dedup_gauge(e, i) : 0;
 	else if (i >= 0)
 		*value = __atomic_load_n(&e->stat[i], __ATOMIC_RELAXED);
 	else

@@ -90,6 +90,8 @@ void tm_init(struct timing *t, const struct profile *p, unsigned wpq_data,
 	 * queue 32 (cc-NVM 5) */
 	t->mac = ps(p->mac_ns > 0 ? p->mac_ns : 80.0 / p->ghz);
 	t->daq = ps(p->daq_ns > 0 ? p->daq_ns : 32.0 / p->ghz);
+	t->crc = ps(p->crc_ns > 0 ? p->crc_ns : 15.0);
+	t->cmp = ps(p->cmp_ns > 0 ? p->cmp_ns : 1.0 / p->ghz);
 	t->issue = ps(p->issue_ns);
 	t->banks = banks;
 	t->bank_mask = (banks & (banks - 1)) == 0 ? banks - 1 : 0;
@@ -117,6 +119,7 @@ void tm_off(struct timing *t)
 	t->off = 1;
 	t->rcd = t->cl = t->cwd = t->faw = t->wtr = t->wr = 0;
 	t->aes = t->aes_issue = t->cc_hit = t->issue = t->mac = t->daq = 0;
+	t->crc = t->cmp = 0;
 	t->min_req = t->busy = t->burst = 0;
 }
 
@@ -140,6 +143,7 @@ void tm_reset(struct timing *t)
 	memset(t->qctr.slot_start, 0, sizeof(t->qctr.slot_start));
 	memset(&t->aes_cal, 0, sizeof(t->aes_cal));
 	t->aes_ops = t->aes_wait = 0;
+	t->wlat = t->wpre = t->wn = 0;
 	t->qdata.pos = t->qctr.pos = 0;
 }
 
@@ -551,6 +555,10 @@ HOT uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q, uns
 		q->win_pos[core] = w + 1 == q->window ? 0 : w + 1;
 	}
 	q->slot_free[s] = start + busy;
+	if (q == &t->qdata) { /* mem.write_ns: queue and bank */
+		t->wlat += start + busy - ready;
+		t->wn++;
+	}
 	q->slot_start[s] = start;
 	q->slot_addr[s] = addr;
 	if (!any && ++*pos == q->cap)

@@ -523,8 +523,11 @@ int wq_recover(struct emu *e, struct wq_entry *data, unsigned dcap,
 	size_t loaded = e->ndropped;
 	for (unsigned i = 0; i < dcap; i++) {
 		struct wq_entry *w = &data[i];
-		if ((w->state & (WQ_VALID | WQ_RESERVED)) == WQ_RESERVED) /* its ciphertext */
-			add_dropped(e, wq_reserved_line(w), reserved_ctr(w)); /* was being written */
+		/* its ciphertext was being written: the line is advanced past its
+		 * counter (the dedup designs' hash word was raised before, dedup.c) */
+		if ((w->state & (WQ_VALID | WQ_RESERVED)) == WQ_RESERVED &&
+		    e->design->dedup == DEDUP_NONE)
+			add_dropped(e, wq_reserved_line(w), reserved_ctr(w));
 		if (!(w->state & WQ_VALID))
 			continue;
 		/* a re-encrypted line is complete once valid: rolled forward */

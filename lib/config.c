@@ -192,6 +192,22 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return parse_uint(src, k, v, 1, 4096, &c->bmt_n);
 	if (!strcmp(k, "bmt_m"))
 		return parse_uint(src, k, v, 4, 256, &c->bmt_m);
+	if (!strcmp(k, "dedup_line")) {
+		if (!strcmp(v, "64") || !strcmp(v, "256")) {
+			c->dedup_line = (unsigned)atoi(v);
+			return 0;
+		}
+		return emu_err(SPM_E_OPTION, "%s: dedup_line=%s: 64 or 256", src, v);
+	}
+	if (!strcmp(k, "dewrite_pad")) {
+		if (!strcmp(v, "crc") || !strcmp(v, "version")) {
+			c->dewrite_pad = !strcmp(v, "crc") ? 1 : 2;
+			return 0;
+		}
+		return emu_err(SPM_E_OPTION, "%s: dewrite_pad=%s: crc or version", src, v);
+	}
+	if (!strcmp(k, "dedup_window"))
+		return parse_uint(src, k, v, 1, 63, &c->dedup_window);
 	if (!strcmp(k, "redo_early_apply")) {
 		int rc = parse_flag(src, k, v, &c->redo_early_apply);
 		if (!rc && c->redo_early_apply && !emu_test_knobs())

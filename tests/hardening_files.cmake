@@ -10,3 +10,6 @@ spm_test(test_attack attack internal)
 # The integrity designs' options, register file, recovery by MAC trial and
 # the replay cc-NVM can detect but not locate.
 spm_test(test_integrity attack internal)
+# The dedup designs: sharing, copy on write, freeing, CRC collisions and
+# the pads they reuse under the paper's scheme, options, damaged tables.
+spm_test(test_dedup unit internal)

@@ -152,7 +152,7 @@ static inline unsigned audit_lines(const char *cmd)
 
 /*
  * audit_reused -- the seeds of the SPM_AUDIT log at audit ("line counter
- * crc32-of-plaintext" records, emu/audit.c) recorded with more than one
+ * digest-of-plaintext" records, emu/audit.c) recorded with more than one
  * plaintext: after identical records are merged, a (line, counter) that
  * repeats.  The first few are printed; the log's records go to *records
  * (if not NULL).

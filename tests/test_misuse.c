@@ -98,7 +98,7 @@ static void every_stat_name(void **state)
 	pool_path(path, sizeof(path), "stats");
 	spm_pool *p = make_pool(path);
 	size_t n = name_count();
-	assert_int_equal(n, 55 + 1 + 64); /* the table, time.modeled_ns, 64 clocks */
+	assert_int_equal(n, 67 + 1 + 64); /* the table, time.modeled_ns, 64 clocks */
 	assert_true(listed("time.core0_ns") && listed("time.core10_ns") &&
 		    listed("time.core63_ns") && !listed("time.core64_ns"));
 	some_work(p, 10);
