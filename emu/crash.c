@@ -50,7 +50,7 @@ const char *const emu_crash_point_names[] = {
 	"redo.header_written", "redo.block_written", "redo.logged", "redo.committed",
 	"redo.ctr_applied", "redo.applied", "redo.head", "redo.recovered", "bmt.tcb_written",
 	"bmt.drain_buffered", "bmt.drain_end", "bmt.drain_applied", "bmt.drain_committed",
-	"bmt.ctr_persisted", "bmt.recovered", NULL,
+	"bmt.ctr_persisted", "bmt.recovered", "dedup.hash_written", "dedup.mapped", NULL,
 };
 
 static struct {

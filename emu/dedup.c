@@ -66,6 +66,7 @@ struct dedup {
 	uint32_t *hash;      /* physical unit + 1 by CRC, linear probing (0: empty) */
 	uint64_t hash_mask;
 	uint64_t live, shared; /* units referenced; referenced more than once */
+	int early_map;         /* negative control: the mapping before the data */
 };
 
 static inline uint64_t max64(uint64_t a, uint64_t b)
@@ -141,6 +142,21 @@ static inline uint64_t slot_of(const struct dedup *d, uint32_t crc)
 {
 	/* CRCs are spread already; mixed so that patterned ones probe short */
 	return ((uint64_t)crc * 0x9e3779b97f4a7c15ull >> 20) & d->hash_mask;
+}
+
+/*
+ * hash_line -- the metadata line of crc's hash table slot, as the model
+ * charges it: in a table of two slots per referenced unit (a table that
+ * grows with its entries, as DeWrite's, whose size follows the unique
+ * lines), not the pool-sized one kept here.  Its lines are as many as the
+ * live units need, so the metadata cache holds a hot table whole.
+ */
+static uint64_t hash_line(const struct dedup *d, uint32_t crc)
+{
+	uint64_t cap = 64;
+	while (cap < 2 * d->live)
+		cap *= 2;
+	return (((uint64_t)crc * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1)) / 16;
 }
 
 /* hash_find -- the physical unit the hash table gives for crc, or NONE;
@@ -258,7 +274,7 @@ static void release(struct emu *e, unsigned core, uint64_t p, uint64_t t)
 	struct dedup *d = e->dedup;
 	if (--d->ref[p] == 1)
 		d->shared--;
-	md_access(e, core, MD_HASH, slot_of(d, crc_of(e, p)) / 16, t, 1);
+	md_access(e, core, MD_HASH, hash_line(d, crc_of(e, p)), t, 1);
 	if (d->ref[p])
 		return;
 	d->live--;
@@ -332,7 +348,7 @@ static void cancelled(struct emu *e, unsigned core, uint64_t u, uint64_t p, uint
 	md_access(e, core, MD_MAP, u / 16, t_det, 1);
 	if (old == p)
 		return;
-	md_access(e, core, MD_HASH, slot_of(d, crc_of(e, p)) / 16, t_det, 1);
+	md_access(e, core, MD_HASH, hash_line(d, crc_of(e, p)), t_det, 1);
 	ref_add(d, p);
 	map_store(e, u, p);
 	if (old != NONE)
@@ -365,6 +381,8 @@ static void unique(struct emu *e, unsigned core, uint64_t u, const uint8_t *plai
 	}
 	media_persist(&e->media, &e->ctr_home[p * g], g * sizeof(uint64_t));
 	emu_crash_point("dedup.hash_written");
+	if (d->early_map) /* the negative control: named before its data is durable */
+		map_store(e, u, p);
 	uint64_t lines[MAX_UNIT], ctrs[MAX_UNIT];
 	uint8_t pads[MAX_UNIT * EMU_LINE];
 	for (unsigned i = 0; i < g; i++) {
@@ -382,7 +400,17 @@ static void unique(struct emu *e, unsigned core, uint64_t u, const uint8_t *plai
 		ctrl_enqueue_data(e, core, lines[i], plain + i * EMU_LINE, pads + i * EMU_LINE, word,
 				  ready, 0, WQ_READY);
 	}
-	md_access(e, core, MD_HASH, slot_of(d, crc) / 16, ready_at, 1);
+	/* media.writes.log or .data by the logical line, not the physical one
+	 * the queue saw */
+	for (unsigned i = 0; i < g; i++) {
+		int logical = u * g + i - e->log_first < e->log_n;
+		int physical = lines[i] - e->log_first < e->log_n;
+		if (logical != physical) {
+			e->stat[ST_MEDIA_WRITES_LOG] += logical ? 1 : (uint64_t)-1;
+			e->stat[ST_MEDIA_WRITES_DATA] += logical ? (uint64_t)-1 : 1;
+		}
+	}
+	md_access(e, core, MD_HASH, hash_line(d, crc), ready_at, 1);
 	md_access(e, core, MD_MAP, u / 16, ready_at, 1);
 	d->ref[p] = 1;
 	d->live++;
@@ -405,7 +433,7 @@ static void write_unit(struct emu *e, unsigned core, uint64_t u, const uint8_t *
 	uint32_t crc = (uint32_t)crc32(0L, plain, (uInt)len);
 	uint64_t t_crc = t + tm->crc, slot;
 	uint64_t cand = hash_find(e, crc, &slot);
-	uint64_t t_det = md_access(e, core, MD_HASH, slot / 16, t_crc, 0);
+	uint64_t t_det = md_access(e, core, MD_HASH, hash_line(d, crc), t_crc, 0);
 	int dup = 0;
 	if (cand != NONE) { /* read, decrypt and compare the candidate */
 		uint8_t other[MAX_UNIT * EMU_LINE];
@@ -541,6 +569,7 @@ int dedup_attach(struct emu *e, const struct emu_config *cfg)
 	d->g = sb->dd_unit;
 	d->pad_mode = sb->dd_pad;
 	d->window = cfg->dedup_window ? cfg->dedup_window : 3; /* DeWrite: three writes */
+	d->early_map = cfg->dedup_early_map;
 	d->nunits = e->nlines / d->g;
 	d->first_log = EMU_DATA_HDR_SIZE / EMU_LINE / d->g;
 	d->first_phys = (CREATE_HEAD / EMU_LINE + d->g - 1) / d->g;

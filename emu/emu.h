@@ -72,6 +72,8 @@ struct emu_config {
 	int dewrite_pad;     /* their pads: 1 crc (the paper's), 2 version (create;
 			      * 0: version) */
 	unsigned dedup_window; /* the history window's writes (0: 3) */
+	int dedup_early_map; /* a negative control (test knob): a unique unit mapped
+			      * before its data entries are written */
 	struct spm_tamper *tamper_out; /* spm_verify: where the open lists what it */
 	size_t tamper_max, *tamper_found; /* found tampered (NULL: nowhere) */
 };

@@ -208,6 +208,14 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 	}
 	if (!strcmp(k, "dedup_window"))
 		return parse_uint(src, k, v, 1, 63, &c->dedup_window);
+	if (!strcmp(k, "dedup_early_map")) {
+		int rc = parse_flag(src, k, v, &c->dedup_early_map);
+		if (!rc && c->dedup_early_map && !emu_test_knobs())
+			rc = emu_err(SPM_E_OPTION, "%s: dedup_early_map=1 is a test knob (a "
+				     "negative control: it breaks crash consistency): refused "
+				     "unless %s=1", src, EMU_TEST_KNOBS_ENV);
+		return rc;
+	}
 	if (!strcmp(k, "redo_early_apply")) {
 		int rc = parse_flag(src, k, v, &c->redo_early_apply);
 		if (!rc && c->redo_early_apply && !emu_test_knobs())
