@@ -12,7 +12,8 @@
 /* One measurement: a workload on a design. */
 struct bench_cfg {
 	const char *design;   /* an spm design, or "pmdk" */
-	const char *workload; /* array queue hashmap btree rbtree skiplist bptree stream */
+	const char *workload; /* array queue hashmap btree rbtree skiplist bptree stream
+			       * records */
 	const char *profile;
 	const char *set;      /* extra spm options "k=v;k=v" ("" if none) */
 	const char *dir;      /* where pools go */
@@ -26,6 +27,8 @@ struct bench_cfg {
 	uint64_t elements;    /* array elements (0: from footprint, else 1024) */
 	unsigned mix;         /* enum ex_mix for the map workloads */
 	uint64_t keys;        /* their key distribution (ex_keys.h; 0: uniform) */
+	uint64_t dup;         /* --dup: percent of values that repeat a content
+			       * (ex_main.h, "Values"; not stream or records) */
 	uint64_t work_ns;     /* modeled core work before each op (spm_model_work) */
 	int prefault;         /* pools' pages mapped at create (spm and libpmemobj) */
 };
@@ -36,10 +39,14 @@ struct bench_stat {
 };
 extern const struct bench_stat bench_stats[];
 extern const unsigned bench_nstats;
-#define BENCH_MAX_STATS 48u
+#define BENCH_MAX_STATS 64u
 /* bench_stats from this one on are the core model's: CSV columns after the
  * options column (the columns before keep their order) */
 #define BENCH_STATS_CORE 16u
+/* and from this one on the memory's and line deduplication's: CSV columns
+ * after the keys column, if there is one (so every column before keeps its
+ * place), and before the last, dup */
+#define BENCH_STATS_DEDUP 40u
 #define BENCH_STAT_ACCESSES 16u
 #define BENCH_STAT_LLC_MISSES 17u
 
@@ -66,6 +73,21 @@ extern const struct ex_ds bench_ds_stream;
 uint64_t bench_stream_elements(uint64_t footprint);
 uint64_t bench_stream_warmup(uint64_t footprint);
 void bench_stream_end(struct ex_ctx *c);
+
+/*
+ * The workload records (bench_records.c): a table of fixed-size records
+ * written in transactions, whose duplicate lines come from zeroed, copied
+ * and repeated records.  Its slots for a footprint (1024 for 0), the ops of
+ * its warm-up (one pass over the table; none for footprint 0), and its
+ * record size.
+ */
+extern const struct ex_ds bench_ds_records;
+uint64_t bench_records_slots(uint64_t footprint);
+uint64_t bench_records_warmup(uint64_t footprint);
+#define BENCH_RECORD 256u
+
+/* bench_takes_dup -- does workload name write values (--dup applies)? */
+int bench_takes_dup(const char *name);
 
 /* bench_run_spm / bench_run_pmdk -- one measurement; 0 or -1 (message on stderr). */
 int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out);

@@ -90,6 +90,9 @@ static void print_group(const struct bench_row *rows, size_t n, size_t first)
 		ex_keys_name(g->keys, keys, sizeof(keys));
 		printf("  keys: %s\n", keys);
 	}
+	if (g->dup && bench_takes_dup(g->workload))
+		printf("  dup: %" PRIu64 "%% of the values repeat one of %u contents\n", g->dup,
+		       EX_DUP_CONTENTS);
 	printf("  model: %s\n", group_model(rows, n, first));
 	printf("  %-13s %12s %14s %10s %10s %10s\n", "design", "ops/s wall",
 	       "modeled ns/op", "norm.time", "writes/op", "norm.wr");
@@ -154,8 +157,9 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 		perror(path);
 		return -1;
 	}
-	/* a last column, keys, when they are not uniform (uniform runs keep
-	 * the columns they always had) */
+	/* a column keys, when they are not uniform (uniform runs keep the
+	 * columns they always had), after the core model's statistics; then
+	 * the memory's and deduplication's, and last dup (--dup) */
 	int keys = 0;
 	for (size_t i = 0; i < n; i++)
 		keys |= rows[i].cfg.keys != 0;
@@ -163,9 +167,13 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 	for (unsigned s = 0; s < BENCH_STATS_CORE; s++)
 		fprintf(f, ",%s", bench_stats[s].column);
 	fprintf(f, ",footprint,work_ns,reps,options");
-	for (unsigned s = BENCH_STATS_CORE; s < bench_nstats; s++)
+	for (unsigned s = BENCH_STATS_CORE; s < BENCH_STATS_DEDUP; s++)
 		fprintf(f, ",%s", bench_stats[s].column);
-	fputs(keys ? ",keys\n" : "\n", f);
+	if (keys)
+		fputs(",keys", f);
+	for (unsigned s = BENCH_STATS_DEDUP; s < bench_nstats; s++)
+		fprintf(f, ",%s", bench_stats[s].column);
+	fputs(",dup\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct bench_row *r = &rows[i];
 		const struct bench_cfg *c = &r->cfg;
@@ -187,7 +195,7 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 		/* pmdk has no modeled clock to charge work to */
 		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%u,\"%s\"", c->footprint,
 			r->res.modeled ? c->work_ns : 0, r->reps, opts);
-		for (unsigned s = BENCH_STATS_CORE; s < bench_nstats; s++)
+		for (unsigned s = BENCH_STATS_CORE; s < BENCH_STATS_DEDUP; s++)
 			put_stat(f, r, s);
 		if (keys) {
 			char name[48] = ""; /* the array and the queue have no keys */
@@ -195,7 +203,12 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 				ex_keys_name(c->keys, name, sizeof(name));
 			fprintf(f, ",%s", name);
 		}
-		fputc('\n', f);
+		for (unsigned s = BENCH_STATS_DEDUP; s < bench_nstats; s++)
+			put_stat(f, r, s);
+		if (bench_takes_dup(c->workload)) /* stream and records write no values */
+			fprintf(f, ",%" PRIu64 "\n", c->dup);
+		else
+			fputs(",\n", f);
 	}
 	if (f == stdout)
 		return fflush(f) ? -1 : 0;

@@ -27,7 +27,7 @@ const struct bench_stat bench_stats[] = {
 	{"wpq_stalls", "wpq.stalls"},
 	{"tx_committed", "tx.committed"},
 	{"tx_aborted", "tx.aborted"},
-	/* appended after the options column (BENCH_STATS_FIRST_CSV on) */
+	/* appended after the options column (BENCH_STATS_CORE on) */
 	{"accesses", "core.accesses"},
 	{"llc_misses", "llc.misses"},
 	{"mem_reads", "mem.reads"},
@@ -52,10 +52,23 @@ const struct bench_stat bench_stats[] = {
 	{"bmt_node_writes", "bmt.node_writes"},
 	{"bmt_drains", "bmt.drains"},
 	{"bmt_drain_lines", "bmt.drain_lines"},
+	/* after the keys column (BENCH_STATS_DEDUP on) */
+	{"mem_writes", "mem.writes"},
+	{"mem_write_ns", "mem.write_ns"},
+	{"dedup_writes", "dedup.writes"},
+	{"dedup_cancelled", "dedup.writes_cancelled"},
+	{"dedup_crc_hits", "dedup.crc_hits"},
+	{"dedup_compare_fail", "dedup.compare_fail"},
+	{"dedup_predict_right", "dedup.predict_right"},
+	{"dedup_predict_wrong", "dedup.predict_wrong"},
+	{"dedup_shared_lines", "dedup.shared_lines"},
+	{"dedup_overhead_ppm", "dedup.overhead_ppm"},
 };
 const unsigned bench_nstats = sizeof(bench_stats) / sizeof(bench_stats[0]);
 _Static_assert(sizeof(bench_stats) / sizeof(bench_stats[0]) <= BENCH_MAX_STATS,
 	       "room for the statistics");
+_Static_assert(sizeof(bench_stats) / sizeof(bench_stats[0]) >= BENCH_STATS_DEDUP,
+	       "the columns before the keys column");
 
 uint64_t bench_now_ns(void)
 {
@@ -88,22 +101,27 @@ static uint64_t item_bytes(const struct bench_cfg *cfg)
 
 /* prefill_ops -- the inserts that fill a map instance to about the footprint
  * (the array's footprint is its length; the queue's operations touch its ends);
- * stream's warm-up pass, which leaves the LLC full of its dirty lines. */
+ * stream's warm-up pass, which leaves the LLC full of its dirty lines;
+ * records' pass that fills its table. */
 static uint64_t prefill_ops(const struct bench_cfg *cfg)
 {
 	const struct ex_ds *ds = bench_ds(cfg->workload);
 	if (ds == &bench_ds_stream)
 		return bench_stream_warmup(cfg->footprint);
+	if (ds == &bench_ds_records)
+		return bench_records_warmup(cfg->footprint);
 	if (!cfg->footprint || !ds || !ds->has_mix)
 		return 0;
 	return cfg->footprint / item_bytes(cfg);
 }
 
-/* run_param -- the runs' param: the array's or stream's elements. */
+/* run_param -- the runs' param: the array's or stream's elements, records' slots. */
 static uint64_t run_param(const struct bench_cfg *cfg)
 {
 	if (strcmp(cfg->workload, "stream") == 0)
 		return bench_stream_elements(cfg->footprint);
+	if (strcmp(cfg->workload, "records") == 0)
+		return bench_records_slots(cfg->footprint);
 	return array_elements(cfg);
 }
 
@@ -114,6 +132,9 @@ size_t bench_pool_size(const struct bench_cfg *cfg)
 		per_core = array_elements(cfg) * round64(cfg->tx_size) * 2 + (1u << 20);
 	else if (strcmp(cfg->workload, "stream") == 0) /* two arrays */
 		per_core = bench_stream_elements(cfg->footprint) * 2 * sizeof(uint64_t) * 9 / 8 +
+			   (1u << 20);
+	else if (strcmp(cfg->workload, "records") == 0) /* the table, aligned */
+		per_core = (bench_records_slots(cfg->footprint) + 1) * BENCH_RECORD * 9 / 8 +
 			   (1u << 20);
 	else /* every op may insert; a queue frees as much as it adds, on average */
 		per_core = (cfg->ops + prefill_ops(cfg)) * item_bytes(cfg) * 5 / 4 +
@@ -246,6 +267,8 @@ static int setup(spm_pool *pool, const struct bench_cfg *cfg, const struct ex_ds
 		struct core *c = &core[i];
 		struct ex_run r = {.seed = cfg->seed + i, .value_size = cfg->tx_size,
 				   .mix = cfg->mix, .param = run_param(cfg)};
+		if (bench_takes_dup(cfg->workload)) /* the prefill's values too */
+			r.dup = cfg->dup;
 		if (cfg->keys && ds->has_mix) { /* the measured run's keys (not the prefill's) */
 			r.mix |= EX_MIX_ZIPF;
 			r.keys = cfg->keys;

@@ -1,4 +1,4 @@
-# bench_smoke.cmake -- ctest bench_smoke: spm-bench on two designs, two workloads, 2 cores; CSV checked; --prefault 0 changes no modeled column; the skip list and the B+ tree with Zipfian keys (a last CSV column, keys); stream, whose data reaches memory only as LLC evictions.
+# bench_smoke.cmake -- ctest bench_smoke: spm-bench on two designs, two workloads, 2 cores; CSV checked; --prefault 0 changes no modeled column; the skip list and the B+ tree with Zipfian keys (a CSV column, keys, after the core model's); stream, whose data reaches memory only as LLC evictions; --dup 50 (the last CSV column, dup, after the memory's and deduplication's) and records, one transaction an op.
 set(csv ${DIR}/bench_smoke.csv)
 file(REMOVE ${csv})
 execute_process(COMMAND ${BENCH} --designs plain,sca --workloads queue,btree --ops 200
@@ -61,8 +61,9 @@ if(NOT m1 STREQUAL m0)
 endif()
 file(REMOVE ${csv0})
 
-# Zipfian keys (--keys zipf:THETA) on the skip list and the B+ tree: the CSV gets a last
-# column, keys, naming the distribution of each row.
+# Zipfian keys (--keys zipf:THETA) on the skip list and the B+ tree: the CSV gets a
+# column, keys, naming the distribution of each row, before the memory's and
+# deduplication's statistics and dup.
 set(csvz ${DIR}/bench_smoke_zipf.csv)
 file(REMOVE ${csvz})
 execute_process(COMMAND ${BENCH} --designs sca --workloads skiplist,bptree --ops 200
@@ -74,13 +75,13 @@ endif()
 file(STRINGS ${csvz} linesz)
 list(LENGTH linesz nz)
 list(GET linesz 0 headerz)
-if(NOT nz EQUAL 3 OR NOT headerz MATCHES ",keys$")
+if(NOT nz EQUAL 3 OR NOT headerz MATCHES ",llc_writebacks,.*,bmt_drain_lines,keys,mem_writes,.*,dup$")
   message(FATAL_ERROR "--keys zipf:0.99: CSV of ${nz} lines, header\n${headerz}")
 endif()
 foreach(w skiplist bptree)
   set(found 0)
   foreach(line IN LISTS linesz)
-    if(line MATCHES "^sca,${w},.*,zipf:0.99$")
+    if(line MATCHES "^sca,${w},.*,zipf:0.99,[0-9]+,.*,0$")
       set(found 1)
     endif()
   endforeach()
@@ -129,3 +130,52 @@ foreach(line IN LISTS liness)
   endif()
 endforeach()
 file(REMOVE ${csvs})
+
+# --dup 50 on the array and the B-tree, and records (whose duplicates are its own: --dup
+# does not apply).  The memory's and deduplication's columns follow every other, and the
+# last is dup: 50 for the example workloads, empty for records.  records commits one
+# transaction an op.
+set(csvd ${DIR}/bench_smoke_dup.csv)
+file(REMOVE ${csvd})
+execute_process(COMMAND ${BENCH} --designs plain,sca --workloads array,btree,records --ops 200
+                        --footprint 64k --dup 50 --dir ${DIR} --csv ${csvd}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE outd ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "spm-bench --dup 50 exited ${rc}:\n${err}")
+endif()
+if(NOT outd MATCHES "dup: 50% of the values repeat")
+  message(FATAL_ERROR "spm-bench --dup 50: the tables do not say so:\n${outd}")
+endif()
+file(STRINGS ${csvd} linesd)
+list(LENGTH linesd nd)
+list(GET linesd 0 headerd)
+set(tail ",bmt_drain_lines,mem_writes,mem_write_ns,dedup_writes,dedup_cancelled,dedup_crc_hits,dedup_compare_fail,dedup_predict_right,dedup_predict_wrong,dedup_shared_lines,dedup_overhead_ppm,dup")
+string(FIND "${headerd}" "${tail}" at REVERSE)
+string(LENGTH "${headerd}" hlen)
+string(LENGTH "${tail}" tlen)
+math(EXPR want_at "${hlen} - ${tlen}")
+if(NOT nd EQUAL 7 OR NOT at EQUAL want_at)
+  message(FATAL_ERROR "--dup 50: CSV of ${nd} lines, header\n${headerd}\nexpected to end with\n${tail}")
+endif()
+string(REPLACE "," ";" names "${headerd}")
+list(FIND names tx_committed at_tx)
+foreach(line IN LISTS linesd)
+  if(line MATCHES "^design,")
+    continue()
+  endif()
+  if(line MATCHES "^[a-z]+,(array|btree),")
+    if(NOT line MATCHES ",50$")
+      message(FATAL_ERROR "--dup 50: a row whose dup is not 50:\n${line}")
+    endif()
+  elseif(line MATCHES "^[a-z]+,records,")
+    string(REPLACE ";" "|" f "${line}") # the options column's separators
+    string(REPLACE "," ";" f "${f}")
+    list(GET f ${at_tx} tx)
+    if(NOT line MATCHES ",$" OR NOT tx EQUAL 200)
+      message(FATAL_ERROR "records: dup not empty, or ${tx} transactions for 200 ops:\n${line}")
+    endif()
+  else()
+    message(FATAL_ERROR "--dup 50: an unexpected row:\n${line}")
+  endif()
+endforeach()
+file(REMOVE ${csvd})

@@ -4,15 +4,26 @@
  *             [--cores LIST] [--threads N] [--profile NAME] [--seed S]
  *             [--set key=value]... [--csv FILE] [--reps N] [--dir DIR] [--prefault 0|1]
  *             [--footprint BYTES] [--elements N] [--mix insert|mixed]
- *             [--keys uniform|zipf:THETA] [--work-ns N]
+ *             [--keys uniform|zipf:THETA] [--work-ns N] [--dup PCT]
  *
  * With no flags: the main comparison of the counter-atomicity paper (SCA,
  * HPCA 2018, Figure 12): the five workloads on plain, ideal, colocated,
  * colocated-cc, fca, sca and libpmemobj ("pmdk").  See README "Benchmarks".
- * The workloads skiplist, bptree and stream, and --keys zipf:THETA, are spm's
- * only: with the design pmdk they are refused.  stream (bench_stream.c) is not
- * transactional: plain loads and stores over two arrays of --footprint bytes
- * (64 MiB unless given), written back only by the modeled LLC's evictions.
+ * The workloads skiplist, bptree, stream and records, --keys zipf:THETA and
+ * --dup PCT above 0 are spm's only: with the design pmdk they are refused.
+ * stream (bench_stream.c) is not transactional: plain loads and stores over
+ * two arrays of --footprint bytes (64 MiB unless given), written back only by
+ * the modeled LLC's evictions.  records (bench_records.c) writes 256-byte
+ * records of a table of --footprint bytes in transactions: new zeroed ones,
+ * copies, repeats of a recent one and fresh ones, the duplicate lines of a
+ * logging or order-table program.
+ *
+ * --dup PCT (0..100, default 0): PCT% of the values the example workloads
+ * write repeat one of 256 fixed contents (Zipf's law), byte for byte after
+ * their 8-byte header (examples/common/ex_main.h, "Values"), the others are
+ * fresh; 0 writes exactly what they wrote before the flag existed.  stream
+ * and records write no such values (records has duplicates of its own).
+ * The CSV's last column, dup, is PCT (empty for stream and records).
  *
  * Each measurement creates a pool in --dir, makes one instance of the
  * workload per modeled core, resets the statistics, runs --ops operations per
@@ -66,14 +77,22 @@ static int usage(FILE *out)
 		"                 [--set key=value]... [--csv FILE] [--reps N] [--dir DIR]\n"
 		"                 [--footprint BYTES] [--elements N] [--mix insert|mixed]\n"
 		"                 [--keys uniform|zipf:THETA] [--work-ns N] [--prefault 0|1]\n"
+		"                 [--dup PCT]\n"
 		"LIST is comma separated.  Defaults: --designs %s\n"
 		"--workloads %s --ops %u (per core) --tx-size 64 --cores 1 --threads 1\n"
 		"--profile sca --seed 1 --reps 1 --dir /tmp --mix insert --keys uniform.\n"
-		"Workloads: array queue hashmap btree rbtree skiplist bptree stream (pmdk: the\n"
-		"first five).  stream: no transactions, an op updates one line of an array\n"
-		"with plain loads and stores (3 in 4 sequential, 1 random), write-backs are\n"
-		"LLC evictions; its two arrays are --footprint bytes (64m unless given), one\n"
-		"pass over them warms up; --tx-size does not apply.\n"
+		"Workloads: array queue hashmap btree rbtree skiplist bptree stream records\n"
+		"(pmdk: the first five).  stream: no transactions, an op updates one line of an\n"
+		"array with plain loads and stores (3 in 4 sequential, 1 random), write-backs\n"
+		"are LLC evictions; its two arrays are --footprint bytes (64m unless given), one\n"
+		"pass over them warms up; --tx-size does not apply.  records: an op writes one\n"
+		"256-byte record of a table of --footprint bytes (1024 records for 0) in a\n"
+		"transaction: 30%% new and zeroed, 20%% a copy of an earlier one, 20%% a repeat\n"
+		"of a recent one, 30%% fresh; one pass fills the table first; --tx-size and\n"
+		"--dup do not apply.\n"
+		"--dup PCT: PCT%% (0..100, default 0) of the values the example workloads write\n"
+		"repeat one of %u fixed contents (Zipf's law), byte for byte after their 8-byte\n"
+		"header; the rest are fresh (not with the design pmdk).\n"
 		"--keys: the maps' keys in the measured phase (the prefill's are\n"
 		"uniform): uniform, or zipf:THETA, 0 < THETA < 1, Zipf's law over %u keys\n"
 		"(0.99: YCSB's skew; not with the design pmdk).\n"
@@ -85,10 +104,11 @@ static int usage(FILE *out)
 		"mapped when it is created, outside the measured phase (spm prefault=1,\n"
 		"libpmemobj prefault.at_create); 0: first touches fall inside the runs.\n"
 		"Ranges: --ops >= 1, --tx-size %u..%u, --cores and --threads 1..%u, --reps\n"
-		"1..256, --work-ns <= 10^9, --elements 2..2^24; numbers take k, m, g.\n"
+		"1..256, --work-ns <= 10^9, --elements 2..2^24, --dup 0..100; numbers but\n"
+		"--dup take k, m, g.\n"
 		"Exit: 0; 1 a run failed; 2 bad usage (before any run); 3 CSV not written.\n",
-		DEFAULT_DESIGNS, DEFAULT_WORKLOADS, DEFAULT_OPS, EX_ZIPF_KEYS, EX_VALUE_MIN,
-		EX_VALUE_MAX, BENCH_MAX_CORES);
+		DEFAULT_DESIGNS, DEFAULT_WORKLOADS, DEFAULT_OPS, EX_DUP_CONTENTS, EX_ZIPF_KEYS,
+		EX_VALUE_MIN, EX_VALUE_MAX, BENCH_MAX_CORES);
 	return 2;
 }
 
@@ -164,7 +184,7 @@ static int add_set(struct args *a, const char *kv)
 	X(SET, "--set") X(MIX, "--mix") X(OPS, "--ops") X(THREADS, "--threads")           \
 	X(SEED, "--seed") X(REPS, "--reps") X(WORK_NS, "--work-ns")                       \
 	X(FOOTPRINT, "--footprint") X(ELEMENTS, "--elements") X(PREFAULT, "--prefault")   \
-	X(KEYS, "--keys")
+	X(KEYS, "--keys") X(DUP, "--dup")
 #define FLAG_ID(id, name) FLAG_##id,
 #define FLAG_NAME(id, name) name,
 enum flag_id { BENCH_FLAGS(FLAG_ID) FLAG_COUNT };
@@ -232,6 +252,8 @@ static int parse_flag(struct args *a, enum flag_id f, char *v)
 		return num_in(v, &n, 0, 1) ? -1 : (b->prefault = (int)n, 0);
 	case FLAG_KEYS:
 		return ex_keys_parse(v, &b->keys);
+	case FLAG_DUP:
+		return ex_dup_parse(v, &b->dup);
 	case FLAG_COUNT:
 		break;
 	}
@@ -343,6 +365,11 @@ static int check_pmdk(const struct args *a)
 			"(leave it out of --designs)\n");
 		return -1;
 	}
+	if (a->base.dup) {
+		fprintf(stderr, "spm-bench: --dup %" PRIu64 ": the design pmdk writes fresh values "
+			"only (leave it out of --designs)\n", a->base.dup);
+		return -1;
+	}
 	for (unsigned i = 0; i < a->workloads.n; i++)
 		if (!bench_pmdk_has(a->workloads.item[i])) {
 			fprintf(stderr, "spm-bench: the design pmdk has no %s workload (leave it "
@@ -359,7 +386,8 @@ static int check_args(const struct args *a)
 	for (unsigned i = 0; i < a->workloads.n; i++)
 		if (!bench_ds(a->workloads.item[i])) {
 			fprintf(stderr, "spm-bench: unknown workload %s (array queue hashmap "
-				"btree rbtree skiplist bptree stream)\n", a->workloads.item[i]);
+				"btree rbtree skiplist bptree stream records)\n",
+				a->workloads.item[i]);
 			return -1;
 		}
 	if (check_pmdk(a))
@@ -495,11 +523,14 @@ int main(int argc, char **argv)
 	struct bench_cfg show = a.base;
 	show.design = "<design>";
 	bench_options(&show, opts, sizeof(opts));
-	char keys[48] = "";
+	char keys[64] = "";
 	if (a.base.keys) {
 		strcpy(keys, ", keys ");
 		ex_keys_name(a.base.keys, keys + strlen(keys), sizeof(keys) - strlen(keys));
 	}
+	if (a.base.dup)
+		snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), ", dup %" PRIu64 "%%",
+			 a.base.dup);
 	fprintf(stderr, "spm-bench: %zu runs of %" PRIu64 " ops per core, options %s%s%s%s, "
 		"pools in %s\n", s.total, a.base.ops, opts,
 		getenv("SPM_CONF") ? ", SPM_CONF=" : "",

@@ -10,6 +10,8 @@
 #       The maps (their --help names --keys): --keys uniform is the default's
 #       content, Zipfian runs check ok and give the same content on two
 #       designs, bad --keys values are usage errors naming the flag.
+#       --dup: runs with duplicated values (--dup 50 and 100) check ok and give
+#       the same content on two designs; --dup 0 is the default's content.
 # crash: SPM_CRASH kills a run at crash points spread over the run on sca, fca and
 #       supermem (half of them with SPM_EVICT's early write-backs): every
 #       check must pass, and a recovered pool must keep working; one real kill -9 of a running process (synchronised on its
@@ -139,9 +141,42 @@ unit_tests() {
 		rmpool "$p"
 	done
 	echo "$name: round trips on all designs: $reference"
+	dup_tests
 	if is_map; then
 		keys_tests
 	fi
+}
+
+# dup_runs P -- on pool P: runs with duplicated values (--dup), a last one
+# without; check ok, the ok line in $checked.
+dup_runs() {
+	local p=$1 out
+	out=$("$bin" run "$p" 300 --seed 11 --dup 50 --value-size 256 2>&1) || fail "dup: run: $out"
+	[[ "$out" == *", dup 50%,"* ]] || fail "the run with --dup 50 does not say so: $out"
+	"$bin" run "$p" 200 --seed 12 --dup 100 >/dev/null 2>&1 || fail "dup: --dup 100 run"
+	check_ok "$p" "dup: check after --dup 100"
+	"$bin" run "$p" 100 --seed 13 >/dev/null 2>&1 || fail "dup: run after them"
+	check_ok "$p" "dup: check after runs with --dup"
+}
+
+# dup_tests -- duplicated values (--dup, examples/common/ex_main.h "Values").
+dup_tests() {
+	local p=$dir/dup first
+	"$bin" create "$p" "design=plain" --size 8388608 >/dev/null || fail "dup: create"
+	"$bin" run "$p" 300 --seed 11 --dup 0 >/dev/null 2>&1 || fail "dup: --dup 0 run"
+	"$bin" run "$p" 400 --seed 12 --value-size 200 >/dev/null 2>&1 || fail "dup: second run"
+	check_ok "$p" "dup: check after --dup 0"
+	[ "$checked" = "$reference" ] || fail "--dup 0: '$checked', the default gave '$reference'"
+	rmpool "$p"
+	"$bin" create "$p" "design=sca" --size 8388608 >/dev/null || fail "dup: create"
+	dup_runs "$p"
+	first=$checked
+	rmpool "$p"
+	"$bin" create "$p" "design=plain" --size 8388608 >/dev/null || fail "dup: create"
+	dup_runs "$p"
+	[ "$checked" = "$first" ] || fail "--dup: sca gave '$first', plain '$checked'"
+	rmpool "$p"
+	echo "$name: --dup 50 and 100 on sca and plain: $checked"
 }
 
 # is_map -- does the example take --keys (the map workload)?

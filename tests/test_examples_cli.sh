@@ -7,10 +7,11 @@
 # exit 25 and leave the three files byte for byte as they were (a dirty pool
 # too: its recovery must not run); each still opens its own.  check after a
 # kill -9 prints, after its ok line, the line of what recovery did; a clean
-# check prints none.  Usage errors exit 2 naming the bad flag or argument;
-# --help exits 0 with the usage on stdout and nothing on stderr.  The test
-# knobs: SPM_CONF=ctr_recovery=none and SPM_CRASH=point:<typo> exit 18 (the
-# typo's message names the points); with SPM_TEST_KNOBS=1 the knob is taken.
+# check prints none.  Usage errors exit 2 naming the bad flag or argument (--dup
+# above 100, negative or no number among them); --help exits 0 with the usage on
+# stdout and nothing on stderr.  The test knobs: SPM_CONF=ctr_recovery=none and
+# SPM_CRASH=point:<typo> exit 18 (the typo's message names the points); with
+# SPM_TEST_KNOBS=1 the knob is taken.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -96,6 +97,15 @@ expect_rc 2 "run with --frob" "$btree" run "$p" 10 --frob
 [[ "$out" == *"--frob"* ]] || fail "the usage error does not name --frob: $out"
 expect_rc 2 "run with --seed x" "$btree" run "$p" 10 --seed x
 [[ "$out" == *"--seed x"* ]] || fail "the usage error does not name --seed x: $out"
+for bin in "$btree" "$queue"; do
+	for v in 101 -1 x 1k; do # --dup: a decimal percentage, 0..100
+		expect_rc 2 "$(basename "$bin") run with --dup $v" "$bin" run "$p" 10 --dup "$v"
+		[[ "$out" == *"--dup $v: bad value"* ]] ||
+			fail "the usage error does not name --dup $v: $out"
+	done
+	expect_rc 2 "$(basename "$bin") run with --dup and no value" "$bin" run "$p" 10 --dup
+	[[ "$out" == *"--dup"* ]] || fail "the usage error does not name --dup: $out"
+done
 expect_rc 2 "run with N notanumber" "$btree" run "$p" notanumber
 [[ "$out" == *notanumber* ]] || fail "the usage error does not name N: $out"
 expect_rc 2 "create with --size 12q" "$btree" create "$dir/n" --size 12q

@@ -11,7 +11,13 @@
  * Each swap is one transaction that also advances the pool's operation
  * count.  check verifies that the elements are a permutation of the
  * original ones, each intact, and that the permutation is the one the run
- * log's swaps produce.
+ * log's swaps produce.  With --dup PCT on the first run, PCT% of the
+ * elements are duplicates (ex_main.h, "Values"): an element holds a whole
+ * content, so with --value-size 64 each duplicate is one line identical to
+ * every other of its content, and with 256 four (a 256-byte unit where the
+ * array's data is 256-byte aligned).  A duplicate names its content, not
+ * its original index: the pool alone shows only that each is intact; the
+ * replay, which knows each original's content, checks every position.
  */
 #include <inttypes.h>
 #include <stddef.h>
@@ -40,11 +46,15 @@ static int start(struct ex_ctx *c, const struct ex_run *run)
 			fprintf(stderr, "spm-array: the elements are %" PRIu64 " bytes (fixed by "
 				"the first run); --value-size %" PRIu64 " ignored\n", r->a.size,
 				run->value_size);
+		if (run->dup != c->runs[0].dup)
+			fprintf(stderr, "spm-array: the elements' contents were fixed by the first "
+				"run (--dup %" PRIu64 "); --dup %" PRIu64 " ignored\n",
+				c->runs[0].dup, run->dup);
 		return 0;
 	}
 	int rc = array_init(c->pool, &r->a, run->param, run->value_size);
-	for (uint64_t i = 0; !rc && i < r->a.n; i++)
-		ex_fill(array_at(c->pool, &r->a, i), r->a.size, i, VALUE_KEY);
+	for (uint64_t i = 0; !rc && i < r->a.n; i++) /* original i: "op" i of this run */
+		ex_value_write(run, array_at(c->pool, &r->a, i), r->a.size, i, VALUE_KEY);
 	return rc;
 }
 
@@ -78,6 +88,7 @@ static int op(struct ex_ctx *c, uint64_t j)
 struct model {
 	uint64_t n, size;
 	uint64_t *perm;
+	const struct ex_run *first; /* the run that made the originals */
 };
 
 static void *model_new(struct ex_ctx *c)
@@ -88,6 +99,7 @@ static void *model_new(struct ex_ctx *c)
 	if (c->nruns) { /* the first run made the array */
 		m->n = c->runs[0].param;
 		m->size = c->runs[0].value_size;
+		m->first = &c->runs[0];
 	}
 	if (m->n > (1u << 24)) /* a damaged log: verify will say so */
 		m->n = 0;
@@ -120,7 +132,18 @@ static int model_op(struct ex_ctx *c, void *model, uint64_t j)
 	return 0;
 }
 
-/* verify -- a permutation of intact elements (and the model's). */
+/* what -- an element's header as text: "original I" or "duplicate content D". */
+static void what(uint64_t head, char *buf, size_t size)
+{
+	if (ex_value_is_dup(head))
+		ex_value_name(head, buf, size);
+	else
+		snprintf(buf, size, "original %" PRIu64, head);
+}
+
+/* verify -- a permutation of intact elements (and the model's).  An
+ * original is known by the index in its header, a duplicate (--dup) by its
+ * content only: there the model's original must have that content. */
 static int verify(struct ex_ctx *c, void *model, uint64_t *items)
 {
 	struct model *m = model;
@@ -138,17 +161,26 @@ static int verify(struct ex_ctx *c, void *model, uint64_t *items)
 	int rc = 0;
 	for (uint64_t i = 0; i < a->n && !rc; i++) {
 		const void *e = array_at(c->pool, a, i);
-		uint64_t id = ex_value_ver(e);
-		if (id >= a->n || seen[id])
+		uint64_t id = ex_value_ver(e), want = 0;
+		int dup = ex_value_is_dup(id);
+		char got[48], exp[48];
+		what(id, got, sizeof(got));
+		if (m) { /* the original at i, as the first run wrote it */
+			want = m->first ? ex_value_head(m->first, m->perm[i]) : m->perm[i];
+			what(want, exp, sizeof(exp));
+		}
+		if (!dup && (id >= a->n || seen[id]))
 			rc = ex_fail(c, "permutation: element %" PRIu64 " holds original %" PRIu64
 				     "%s", i, id, id < a->n ? " twice" : ", out of range");
 		else if (!ex_value_ok(e, a->size, VALUE_KEY, &id))
-			rc = ex_fail(c, "payload: element %" PRIu64 " (original %" PRIu64
-				     ") is corrupt", i, id);
-		else if (m && id != m->perm[i])
-			rc = ex_fail(c, "content: element %" PRIu64 " holds original %" PRIu64
-				     ", the replay %" PRIu64, i, id, m->perm[i]);
-		else
+			rc = ex_fail(c, "payload: element %" PRIu64 " (%s) is corrupt", i, got);
+		else if (m && id != want)
+			rc = ex_fail(c, "content: element %" PRIu64 " holds %s, the replay "
+				     "original %" PRIu64 "%s%s%s", i, got, m->perm[i],
+				     dup || ex_value_is_dup(want) ? " (" : "",
+				     dup || ex_value_is_dup(want) ? exp : "",
+				     dup || ex_value_is_dup(want) ? ")" : "");
+		else if (!dup)
 			seen[id] = 1;
 	}
 	free(seen);

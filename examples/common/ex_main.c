@@ -57,6 +57,8 @@ int ex_value_ok(const void *src, size_t len, uint64_t key, uint64_t *ver)
 	if (len < EX_VALUE_MIN || len > EX_VALUE_MAX)
 		return 0;
 	*ver = ex_value_ver(src);
+	if (ex_value_is_dup(*ver)) /* a duplicate (--dup): its bytes name no key */
+		return ex_dup_ok(src, len);
 	uint64_t s = ex_mix64(*ver ^ ex_mix64(key));
 	size_t i = sizeof(uint64_t);
 	for (; i + 8 <= len; i += 8) {
@@ -122,17 +124,20 @@ static void usage_to(FILE *f, const struct ex_ds *ds)
 					"            [--keys uniform|zipf:THETA]";
 	fprintf(f,
 		"usage: %s create POOL [OPTIONS] [--size BYTES]\n"
-		"       %s run POOL N [--seed S] [--value-size B] [--progress K]%s%s\n"
+		"       %s run POOL N [--seed S] [--value-size B] [--dup PCT] [--progress K]%s%s\n"
 		"       %s check POOL\n"
 		"       %s --help\n"
 		"OPTIONS is spm's \"key=value;...\" (e.g. \"design=sca\"); --size is the pool\n"
 		"size (default %u MiB, suffixes k, m, g); --value-size is %u..%u bytes\n"
-		"(default %u).  The pool is made with layout=spm-%s, and only a pool of\n"
-		"that layout is opened.  After an unclean shutdown check also prints what\n"
-		"recovery did.\n",
+		"(default %u).  --dup PCT, 0..%u (default 0): PCT%% of the values written\n"
+		"repeat one of %u fixed contents (chosen by Zipf's law), byte for byte\n"
+		"after their 8-byte header, the others are fresh.  The pool is made with\n"
+		"layout=spm-%s, and only a pool of that layout is opened.  After an\n"
+		"unclean shutdown check also prints what recovery did.\n",
 		prog, prog, ds->has_mix ? map_flags : "",
 		ds->has_elements ? " [--elements E]" : "", prog, prog,
-		EX_POOL_DEFAULT >> 20, EX_VALUE_MIN, EX_VALUE_MAX, EX_VALUE_DEFAULT, ds->name);
+		EX_POOL_DEFAULT >> 20, EX_VALUE_MIN, EX_VALUE_MAX, EX_VALUE_DEFAULT, EX_DUP_MAX,
+		EX_DUP_CONTENTS, ds->name);
 	if (ds->has_mix)
 		fprintf(f,
 			"--mix: mixed (default: 60%% inserts, 15%% updates, 15%% deletes, 10%%\n"
@@ -419,7 +424,7 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 {
 	const char *path = NULL, *nstr = NULL;
 	uint64_t n = 0, seed = 1, vs = EX_VALUE_DEFAULT, progress = 0, mix = EX_MIX_MIXED;
-	uint64_t elements = 1024, keys = 0;
+	uint64_t elements = 1024, keys = 0, dup = 0;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int bad = 0;
@@ -427,6 +432,8 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 			bad = parse_num(v, &seed), i++;
 		else if (strcmp(a, "--value-size") == 0)
 			bad = parse_num(v, &vs) || vs < EX_VALUE_MIN || vs > EX_VALUE_MAX, i++;
+		else if (strcmp(a, "--dup") == 0)
+			bad = ex_dup_parse(v, &dup), i++;
 		else if (strcmp(a, "--progress") == 0)
 			bad = parse_num(v, &progress), i++;
 		else if (strcmp(a, "--elements") == 0 && ds->has_elements)
@@ -465,15 +472,18 @@ static int cmd_run(const struct ex_ds *ds, int argc, char **argv)
 		return code;
 	uint64_t first;
 	struct ex_run r = {.seed = seed, .n_ops = n, .value_size = vs, .mix = mix,
-			   .param = elements, .keys = keys};
+			   .param = elements, .keys = keys, .dup = dup};
 	/* the keys as the run's line names them, made now: work done between
 	 * the ops and the statistics is charged to the run */
-	char dist[48] = "";
+	char dist[64] = "";
 	if (keys) {
 		r.mix |= EX_MIX_ZIPF;
 		strcpy(dist, ", keys ");
 		ex_keys_name(keys, dist + strlen(dist), sizeof(dist) - strlen(dist));
 	}
+	if (dup)
+		snprintf(dist + strlen(dist), sizeof(dist) - strlen(dist), ", dup %" PRIu64 "%%",
+			 dup);
 	int rc = ex_instance_begin_run(&c, &r, &first);
 	if (rc == -EINVAL) {
 		fprintf(stderr, "%s: %s is damaged (%s); see '%s check'\n", prog, path,
@@ -603,6 +613,9 @@ static int replay(struct ex_ctx *c, void *model, uint64_t k)
 		if (!(r->mix & EX_MIX_ZIPF) != !r->keys || !ex_keys_valid(r->keys))
 			return ex_fail(c, "run log: record %" PRIu64 " has mix %#" PRIx64
 				       " and key distribution %#" PRIx64, i, r->mix, r->keys);
+		if (r->dup > EX_DUP_MAX)
+			return ex_fail(c, "run log: record %" PRIu64 " has dup %" PRIu64 "%%", i,
+				       r->dup);
 		c->cur = i;
 		for (uint64_t j = r->first_op; j < to; j++)
 			if (c->ds->model_op(c, model, j))

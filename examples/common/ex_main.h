@@ -8,7 +8,7 @@
  * that main() hands to ex_main():
  *
  *   spm-<name> create POOL [OPTIONS] [--size BYTES]
- *   spm-<name> run POOL N [--seed S] [--value-size B] [--progress K] ...
+ *   spm-<name> run POOL N [--seed S] [--value-size B] [--dup PCT] [--progress K] ...
  *                  (maps: [--mix mixed|insert] [--keys uniform|zipf:THETA])
  *   spm-<name> check POOL
  *   spm-<name> --help
@@ -21,7 +21,7 @@
  *
  * The operations are numbered globally across runs: op j is the j-th
  * operation ever applied to the pool.  Every run appends a record {seed,
- * first_op, n_ops, value_size, ...} to the run log in the root (durably,
+ * first_op, n_ops, value_size, dup, ...} to the run log in the root (durably,
  * before its first operation), and op j draws its randomness from (the seed
  * of the run that executed it, j) only.  Each operation makes the count of
  * operations done, k, durable together with its own effect (in the same
@@ -78,7 +78,8 @@ struct ex_run {
 	uint64_t mix;        /* enum ex_mix, | EX_MIX_ZIPF (see above) */
 	uint64_t param;      /* structure specific (array: elements) */
 	uint64_t keys;       /* key distribution (ex_keys.h): 0 uniform */
-	uint64_t reserved[1];
+	uint64_t dup;        /* --dup: percent of values that repeat a content
+			      * (0..100; 0, as in a log written before --dup: none) */
 };
 _Static_assert(sizeof(struct ex_run) == SPM_LINE, "a run record is one line");
 
@@ -197,13 +198,55 @@ static inline uint64_t ex_mix64(uint64_t x)
 }
 
 /*
- * Values.  A value written by op j for key `key` is len bytes: the 8-byte
- * op index j, then bytes derived from (j, key).  ex_fill writes one,
- * ex_value_ok checks one (and reads its op index into *ver).
+ * Values.  A value written by op j for key `key` is len bytes: an 8-byte
+ * header, then bytes derived from it.  A fresh value's header is the op
+ * index j, its bytes derived from (j, key) (ex_fill).  With --dup PCT (the
+ * run record's dup), op j's value is instead, with probability PCT / 100,
+ * a duplicate: one of EX_DUP_CONTENTS fixed contents, its id drawn by Zipf's
+ * law (exponent EX_DUP_THETA, id 0 the most frequent) -- the repeated
+ * strings, records and buffers of a real program.  A duplicate's header is
+ * EX_VALUE_DUP | its content id, and its byte i is a function of (content
+ * id, i) only, whatever the op, key, seed or length: so two values of one
+ * content placed alike in their lines make byte-identical 64-byte lines
+ * (and 256-byte units, where the layout aligns them).  Which ops write
+ * duplicates and of what content follows from (the run's seed, j) only,
+ * as everything else op j does, so the replay knows.
+ *
+ * ex_value_content -- op j of run r: EX_DUP_NONE (a fresh value) or a content id.
+ * ex_value_head    -- the header op j of run r writes: j, or EX_VALUE_DUP | id.
+ * ex_value_write   -- op j's value for key as run r writes it, into dst.
+ * ex_value_put     -- the same for op j of c's run log (ex_run_of).
+ * ex_fill          -- a fresh value; ex_fill_dup: a duplicate of content id.
+ * ex_value_ok      -- is a value intact (either kind)?  Its header into *ver.
+ * ex_value_name    -- a header as text: "op J" or "duplicate content ID".
+ * ex_dup_parse     -- --dup's value: a decimal 0..100 into *pct; -1 if not.
+ *
+ * What a workload does with the record and the random word that choose a
+ * value's content is not modeled (the core model never sees it, so --dup 0
+ * runs exactly as before --dup existed); the value's stores are.
  */
+#define EX_DUP_CONTENTS 256u
+#define EX_DUP_THETA 0.99
+#define EX_DUP_MAX 100u
+#define EX_VALUE_DUP ((uint64_t)1 << 63)
+#define EX_DUP_NONE UINT64_MAX
+uint64_t ex_value_content(const struct ex_run *r, uint64_t j);
+uint64_t ex_value_head(const struct ex_run *r, uint64_t j);
+void ex_value_write(const struct ex_run *r, void *dst, size_t len, uint64_t j, uint64_t key);
+void ex_value_put(struct ex_ctx *c, void *dst, size_t len, uint64_t j, uint64_t key);
 void ex_fill(void *dst, size_t len, uint64_t ver, uint64_t key);
+void ex_fill_dup(void *dst, size_t len, uint64_t content);
 int ex_value_ok(const void *src, size_t len, uint64_t key, uint64_t *ver);
+int ex_dup_ok(const void *src, size_t len);
 uint64_t ex_value_ver(const void *src);
+void ex_value_name(uint64_t head, char *buf, size_t size);
+int ex_dup_parse(const char *s, uint64_t *pct);
+
+/* ex_value_is_dup -- is head (a value's first 8 bytes) a duplicate's? */
+static inline int ex_value_is_dup(uint64_t head)
+{
+	return (head & EX_VALUE_DUP) != 0;
+}
 
 /* ex_tx_count -- inside op j's transaction: k = j + 1 (snapshots line 2). */
 int ex_tx_count(struct ex_ctx *c, uint64_t j);

@@ -168,12 +168,20 @@ int ex_map_visit(struct ex_ctx *c, void *model, uint64_t key, const void *val,
 	if (len != s->len)
 		return ex_fail(c, "content: key %#" PRIx64 " has a %zu-byte value, the "
 			       "replay %u bytes", key, len, s->len);
+	char got[48], want[48];
+	ex_value_name(ex_value_ver(val), got, sizeof(got));
 	if (!ex_value_ok(val, len, key, &ver))
 		return ex_fail(c, "payload: the value of key %#" PRIx64 " is corrupt "
-			       "(claims op %" PRIu64 ")", key, ex_value_ver(val));
-	if (ver != s->ver)
-		return ex_fail(c, "content: key %#" PRIx64 " holds the value of op %" PRIu64
-			       ", the replay that of op %" PRIu64, key, ver, s->ver);
+			       "(claims %s)", key, got);
+	/* op s->ver's value: its op index, or (--dup) the content it repeats */
+	uint64_t head = ex_value_head(ex_run_of(c, s->ver), s->ver);
+	if (ver != head) {
+		ex_value_name(head, want, sizeof(want));
+		return ex_fail(c, "content: key %#" PRIx64 " holds the value of %s, the "
+			       "replay that of op %" PRIu64 "%s%s%s", key, got, s->ver,
+			       ex_value_is_dup(head) ? " (" : "",
+			       ex_value_is_dup(head) ? want : "", ex_value_is_dup(head) ? ")" : "");
+	}
 	s->seen = 1;
 	m->seen++;
 	return 0;
@@ -230,7 +238,7 @@ int ex_map_do(struct ex_ctx *c, uint64_t j, void *map, const struct ex_map_ops *
 		void *v;
 		if ((rc = ops->put(pool, map, m.key, m.len, &v)))
 			goto abort;
-		ex_fill(v, m.len, j, m.key); /* the payload: value-size bytes */
+		ex_value_put(c, v, m.len, j, m.key); /* the payload: value-size bytes */
 	}
 	return spm_tx_commit(pool);
 abort:

@@ -4,7 +4,8 @@
  * the comparison of a pool's map with the model.
  *
  * Op j is drawn from (the seed of its run, j):
- *   insert  key(j) -> a value of the run's value size (an update if present)
+ *   insert  key(j) -> a value of the run's value size (an update if present;
+ *           with --dup, maybe a duplicate: ex_main.h, "Values")
  *   update  key(j - d), if present: a new value
  *   delete  key(j - d), if present
  *   lookup  key(j - d): read the value, change nothing

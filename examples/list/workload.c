@@ -13,9 +13,13 @@
  * value of op j starts with j, so the count of operations done is the head
  * value's op index + 1, always consistent with the list.  check verifies that
  * the list holds exactly the values of ops k-1, k-2, ..., 0, each intact.
+ * A duplicated value (--dup) names its content, not its op: then the count
+ * is that of the newest fresh value, p nodes from the head, + 1 + p (or,
+ * with no fresh value, the number of nodes).
  */
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ex_main.h"
@@ -35,7 +39,26 @@ static int init(struct ex_ctx *c)
 	return list_init(c->pool, &r->list);
 }
 
-/* ops_done -- k = the op index in the head value, + 1. */
+/* A walk from the head to the newest fresh value (--dup). */
+struct fresh_arg {
+	uint64_t pos;  /* nodes before it */
+	uint64_t head; /* its header: its op index */
+	int found;
+};
+
+static int find_fresh(void *arg, const void *val, size_t len)
+{
+	struct fresh_arg *a = arg;
+	(void)len;
+	a->head = ex_value_ver(val);
+	if (!ex_value_is_dup(a->head))
+		return a->found = 1; /* stops the walk */
+	a->pos++;
+	return 0;
+}
+
+/* ops_done -- k = the op index in the head value, + 1; under a duplicate,
+ * that of the newest fresh value + 1 + the nodes before it. */
 static int ops_done(struct ex_ctx *c, uint64_t *k)
 {
 	struct root *r = ex_root(c);
@@ -44,7 +67,15 @@ static int ops_done(struct ex_ctx *c, uint64_t *k)
 	if (list_front(c->pool, &r->list, &v, &len) ||
 	    (v && (len < EX_VALUE_MIN || len > EX_VALUE_MAX)))
 		return ex_fail(c, "list head: bad pointer %#" PRIx64, r->list.head);
-	*k = v ? ex_value_ver(v) + 1 : 0;
+	if (!v || !ex_value_is_dup(ex_value_ver(v))) {
+		*k = v ? ex_value_ver(v) + 1 : 0;
+		return 0;
+	}
+	struct fresh_arg a = {0, 0, 0};
+	int rc = list_check(c->pool, &r->list, find_fresh, &a, c->why, sizeof(c->why));
+	if (rc < 0)
+		return -1;
+	*k = a.found ? a.head + 1 + a.pos : a.pos;
 	return 0;
 }
 
@@ -56,7 +87,7 @@ static int op(struct ex_ctx *c, uint64_t j)
 	int rc = list_reserve(c->pool, &r->list, len, &v);
 	if (rc)
 		return rc;
-	ex_fill(v, len, j, VALUE_KEY);
+	ex_value_put(c, v, len, j, VALUE_KEY);
 	list_publish(c->pool, &r->list, v);
 	return 0;
 }
@@ -79,11 +110,15 @@ struct visit_arg {
 	struct ex_ctx *c;
 	const uint64_t *k; /* the model: ops replayed; NULL: the list alone */
 	uint64_t pos;      /* values seen */
-	uint64_t next;     /* the op the next value must come from */
+	uint64_t next;     /* the op the next value must come from, once known */
+	int known;         /* next is known: from the model, or from a fresh value
+			    * (the list alone, under duplicates of --dup) */
 };
 
 /* visit -- the pos-th value from the head: intact, from the op before the
- * previous value's (ops k-1, k-2, ..., 0), of its run's value size. */
+ * previous value's (ops k-1, k-2, ..., 0), of its run's value size.  The
+ * list alone: a duplicate (--dup) names no op, so only the fresh values'
+ * ops are checked, each its position's. */
 static int visit(void *arg, const void *val, size_t len)
 {
 	struct visit_arg *a = arg;
@@ -91,16 +126,29 @@ static int visit(void *arg, const void *val, size_t len)
 	if (!ex_value_ok(val, len, VALUE_KEY, &ver))
 		return ex_fail(a->c, "payload: value %" PRIu64 " from the head is corrupt "
 			       "(%zu bytes)", a->pos, len);
-	if (a->pos == 0)
-		a->next = a->k ? *a->k - 1 : ver;
-	if (ver != a->next || a->next == UINT64_MAX)
-		return ex_fail(a->c, "order: value %" PRIu64 " from the head is op %" PRIu64
-			       ", expected op %" PRIu64, a->pos, ver, a->next);
-	if (a->k && len != ex_run_of(a->c, ver)->value_size)
-		return ex_fail(a->c, "content: op %" PRIu64 " has a %zu-byte value, its run "
-			       "wrote %" PRIu64, ver, len, ex_run_of(a->c, ver)->value_size);
+	if (a->pos == 0 && a->k)
+		a->next = *a->k - 1, a->known = 1;
+	if (!a->known && !ex_value_is_dup(ver))
+		a->next = ver, a->known = 1;
+	if (a->known) {
+		const struct ex_run *run = a->k ? ex_run_of(a->c, a->next) : NULL;
+		uint64_t want = run ? ex_value_head(run, a->next) : a->next;
+		if (a->next == UINT64_MAX || ((run || !ex_value_is_dup(ver)) && ver != want)) {
+			char got[48], dup[48], exp[64] = "";
+			ex_value_name(ver, got, sizeof(got));
+			if (ex_value_is_dup(want)) {
+				ex_value_name(want, dup, sizeof(dup));
+				snprintf(exp, sizeof(exp), " (%s)", dup);
+			}
+			return ex_fail(a->c, "order: value %" PRIu64 " from the head is %s, "
+				       "expected op %" PRIu64 "%s", a->pos, got, a->next, exp);
+		}
+		if (run && len != run->value_size)
+			return ex_fail(a->c, "content: op %" PRIu64 " has a %zu-byte value, its "
+				       "run wrote %" PRIu64, a->next, len, run->value_size);
+		a->next--;
+	}
 	a->pos++;
-	a->next--;
 	return 0;
 }
 
@@ -108,10 +156,10 @@ static int visit(void *arg, const void *val, size_t len)
 static int verify(struct ex_ctx *c, void *model, uint64_t *items)
 {
 	struct root *r = ex_root(c);
-	struct visit_arg a = {c, model, 0, 0};
+	struct visit_arg a = {c, model, 0, 0, 0};
 	if (list_check(c->pool, &r->list, visit, &a, c->why, sizeof(c->why)))
 		return -1;
-	if (a.pos && a.next != UINT64_MAX)
+	if (a.pos && a.known && a.next != UINT64_MAX)
 		return ex_fail(c, "order: the oldest value is op %" PRIu64 ", not op 0",
 			       a.next + 1);
 	if (a.k && a.pos != *a.k)

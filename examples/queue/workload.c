@@ -52,7 +52,7 @@ static int op(struct ex_ctx *c, uint64_t j)
 	if (push) {
 		if ((rc = queue_push(pool, &r->q, vs, &v)))
 			goto abort;
-		ex_fill(v, vs, j, VALUE_KEY);
+		ex_value_put(c, v, vs, j, VALUE_KEY);
 	} else if ((rc = queue_pop(pool, &r->q)) < 0) {
 		goto abort;
 	}
@@ -112,12 +112,13 @@ static int model_op(struct ex_ctx *c, void *model, uint64_t j)
 struct visit_arg {
 	struct ex_ctx *c;
 	struct model *m; /* NULL: check the queue alone */
-	uint64_t prev;   /* op of the previous value */
+	uint64_t prev;   /* op of the previous fresh value */
 	uint64_t pos;    /* values seen */
+	int fresh;       /* a fresh value seen (prev is set) */
 };
 
-/* visit -- the next value from the oldest: intact, younger than the one
- * before, and the model's. */
+/* visit -- the next value from the oldest: intact, younger than the fresh
+ * one before (a duplicate of --dup names no op), and the model's. */
 static int visit(void *arg, const void *val, size_t len)
 {
 	struct visit_arg *a = arg;
@@ -126,10 +127,13 @@ static int visit(void *arg, const void *val, size_t len)
 	if (!ex_value_ok(val, len, VALUE_KEY, &ver))
 		return ex_fail(a->c, "payload: value %" PRIu64 " from the front is corrupt "
 			       "(%zu bytes)", a->pos, len);
-	if (a->pos && ver <= a->prev)
-		return ex_fail(a->c, "FIFO order: op %" PRIu64 " queued behind op %" PRIu64, ver,
-			       a->prev);
-	a->prev = ver;
+	if (!ex_value_is_dup(ver)) {
+		if (a->fresh && ver <= a->prev)
+			return ex_fail(a->c, "FIFO order: op %" PRIu64 " queued behind op %" PRIu64,
+				       ver, a->prev);
+		a->prev = ver;
+		a->fresh = 1;
+	}
 	a->pos++;
 	if (!m) /* the queue alone */
 		return 0;
@@ -137,17 +141,20 @@ static int visit(void *arg, const void *val, size_t len)
 		return ex_fail(a->c, "content: more than the %" PRIu64 " values of the replay",
 			       m->n);
 	uint64_t want = m->ver[(m->first + a->pos - 1) & (m->cap - 1)];
-	if (ver != want || len != ex_run_of(a->c, want)->value_size)
-		return ex_fail(a->c, "content: value %" PRIu64 " from the front is op %" PRIu64
-			       " (%zu bytes), the replay has op %" PRIu64, a->pos - 1, ver, len,
-			       want);
+	const struct ex_run *run = ex_run_of(a->c, want);
+	if (ver != ex_value_head(run, want) || len != run->value_size) {
+		char got[48];
+		ex_value_name(ver, got, sizeof(got));
+		return ex_fail(a->c, "content: value %" PRIu64 " from the front is %s (%zu "
+			       "bytes), the replay has op %" PRIu64, a->pos - 1, got, len, want);
+	}
 	return 0;
 }
 
 static int verify(struct ex_ctx *c, void *model, uint64_t *items)
 {
 	struct root *r = ex_root(c);
-	struct visit_arg a = {c, model, 0, 0};
+	struct visit_arg a = {c, model, 0, 0, 0};
 	if (queue_check(c->pool, &r->q, visit, &a, c->why, sizeof(c->why)))
 		return -1;
 	if (a.m && a.pos != a.m->n)

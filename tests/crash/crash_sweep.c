@@ -26,7 +26,8 @@
  * such a sweep: it must fail.
  *
  * --value-size V gives every run values of V bytes (--elements E: an
- * array of E elements).  --stats-bin PATH names the example commands built
+ * array of E elements; --dup PCT: PCT% of the values duplicates, the
+ * examples' --dup).  --stats-bin PATH names the example commands built
  * to print the core model's statistics at close (sweep_stats.c): each
  * design's workload is run once more with it, and a design whose workload
  * made no natural eviction (llc.writebacks: a dirty line leaving the
@@ -44,7 +45,7 @@
  *
  *   crash_sweep --bin-dir DIR --work DIR --example NAME [--designs a,b,...]
  *               [--ops N] [--max-points M] [--seed S] [--evict] [--power P]
- *               [--value-size V] [--elements E] [--stats-bin PATH]
+ *               [--value-size V] [--elements E] [--dup PCT] [--stats-bin PATH]
  *               [--points K,K,...] [--report FILE]
  *
  * --points K,K,... visits those crash points of each design instead of a
@@ -76,6 +77,7 @@ struct opts {
 	const char *power; /* --power P, or NULL */
 	const char *value_size; /* --value-size V of every run, or NULL */
 	const char *elements;	/* --elements E of every run (array), or NULL */
+	const char *dup;	/* --dup PCT of every run, or NULL */
 	const char *stats_bin;	/* --stats-bin PATH (sweep_stats), or NULL */
 	const char *points;	/* --points K,K,...: the crash points to visit, or NULL */
 };
@@ -298,12 +300,12 @@ static int ex(struct ctx *c, const char *crash, struct run_out *out, const char 
 }
 
 /* ex_run -- `spm-<example> run POOL OPS --seed SEED` (and --value-size V,
- * --elements E); with stats set, the same run by the --stats-bin build,
- * which names the example first. */
+ * --elements E, --dup PCT); with stats set, the same run by the --stats-bin
+ * build, which names the example first. */
 static int ex_run(struct ctx *c, const char *crash, struct run_out *out, const char *pool,
 		  const char *ops, const char *seed, int stats)
 {
-	char *argv[12];
+	char *argv[14];
 	unsigned n = 0;
 	if (stats) {
 		argv[n++] = (char *)c->o->stats_bin;
@@ -323,6 +325,10 @@ static int ex_run(struct ctx *c, const char *crash, struct run_out *out, const c
 	if (c->o->elements) {
 		argv[n++] = "--elements";
 		argv[n++] = (char *)c->o->elements;
+	}
+	if (c->o->dup) {
+		argv[n++] = "--dup";
+		argv[n++] = (char *)c->o->dup;
 	}
 	argv[n] = NULL;
 	return exv(c, crash, out, argv);
@@ -567,7 +573,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: crash_sweep --bin-dir DIR --work DIR --example NAME "
 			"[--designs a,b] [--ops N] [--max-points M] [--recovery-every R] "
-			"[--seed S] [--evict] [--power P] [--value-size V] [--elements E] "
+			"[--seed S] [--evict] [--power P] [--value-size V] [--elements E] [--dup PCT] "
 			"[--stats-bin PATH] [--points K,K,...] [--report FILE]\n");
 	return 2;
 }
@@ -614,6 +620,8 @@ int main(int argc, char **argv)
 			o.value_size = v;
 		else if (!strcmp(a, "--elements"))
 			o.elements = v;
+		else if (!strcmp(a, "--dup"))
+			o.dup = v;
 		else if (!strcmp(a, "--points"))
 			o.points = v;
 		else if (!strcmp(a, "--stats-bin"))
