@@ -24,7 +24,8 @@
  *    ignored.  Keys (defaults in brackets):
  *      design=NAME        plain|ideal|unsafe|colocated|colocated-cc|fca|sca
  *                         |wt|wt-cwc|wt-xbank|supermem|srl|lame|clame
- *                         |bmt-nocc|sc|osiris|ccnvm-nods|ccnvm [sca]
+ *                         |bmt-nocc|sc|osiris|ccnvm-nods|ccnvm|dewrite
+ *                         |dewrite-direct|dewrite-parallel [sca]
  *                         fixed at spm_create(); at spm_open() it may be given
  *                         only with the pool's own design.  The SuperMem
  *                         designs (wt...) write every counter through with its
@@ -42,6 +43,11 @@
  *                         Merkle tree over the counters, verified at open
  *                         (below, "Integrity"); bmt-nocc has no crash
  *                         consistency (a crash leaves it refused).
+ *                         The dedup designs (dewrite...) do not write a
+ *                         line whose content is already in the media: the
+ *                         line is mapped to its twin (DeWrite); its pad
+ *                         comes from its address and its hash, not a
+ *                         counter.  spm_rekey refuses their pools.
  *      layout=NAME        the program's name for its pools, 1-63 bytes, no
  *                         ';' [none]: stored at spm_create(); at spm_open()
  *                         a pool created with another layout (or none) is
@@ -56,9 +62,12 @@
  *                         16-stage AES pipeline) | ccnvm (cc-NVM's section
  *                         5: 3 GHz, 256 KiB L2, a 128 KiB counter and tree
  *                         cache, PCM 60 / 150 ns, a 64-entry write queue,
- *                         72 ns AES, 80-cycle HMAC) [sca; supermem for the
- *                         SuperMem designs, redo for srl, lame, clame, ccnvm
- *                         for the integrity designs]
+ *                         72 ns AES, 80-cycle HMAC) | dewrite (DeWrite's
+ *                         15 ns CRC-32, 75 ns line read and 1-cycle
+ *                         compare, SCA's Table 2 otherwise) [sca; supermem
+ *                         for the SuperMem designs, redo for srl, lame,
+ *                         clame, ccnvm for the integrity designs, dewrite
+ *                         for the dedup designs]
  *      log_kib=N          the redo designs' log area in KiB, fixed at
  *                         spm_create(); a transaction must fit it (else
  *                         SPM_E_NOSPACE at commit); clame at most 4608 (its
@@ -72,6 +81,16 @@
  *                         (M), 4..256 and at least one write-back's
  *                         metadata lines (the tree's height + 1, 8 at 8
  *                         MiB), fixed at spm_create() [64]
+ *      dedup_line=64|256  the dedup designs' unit: a write-back writes (or
+ *                         cancels) its whole unit; fixed at spm_create()
+ *                         [256, DeWrite's line]
+ *      dewrite_pad=crc|version  their pads' input besides the address: the
+ *                         unit's CRC-32 (DeWrite's scheme: two contents
+ *                         with one CRC at one address share a pad) or the
+ *                         CRC and a version raised at every write (no pad
+ *                         is used twice); fixed at spm_create() [version]
+ *      dedup_window=N     the predictor's history window, the last N
+ *                         writes' outcomes, 1..63 [3]
  *      key_file=PATH      the key file [<path>.key]: the AES key and each
  *                         pool's generation (below, "Key files").
  *                         spm_create() makes a new one (mode 0600, O_EXCL)
@@ -151,8 +170,11 @@
  *                         transaction's records in place before its commit
  *                         record, as a broken controller would (the crash
  *                         tests' negative control) [0]
+ *      dedup_early_map=1  a test knob: the dedup designs map a line to its
+ *                         new unit before its data is in the write queue
+ *                         (the crash tests' negative control) [0]
  *
- *    Test knobs: ctr_recovery=none, redo_early_apply=1, and the test injectors SPM_AUDIT (a
+ *    Test knobs: ctr_recovery=none, redo_early_apply=1, dedup_early_map=1, and the test injectors SPM_AUDIT (a
  *    checksum of every plaintext line written to a file) and SPM_POWERFAIL
  *    (written lines put back at a kill or close), harm a normal run; each is
  *    refused (SPM_E_OPTION), from SPM_CONF, the options argument or the
