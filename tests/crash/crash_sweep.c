@@ -37,7 +37,9 @@
  *
  * The unsafe design is the negative control: its sweep must report failures
  * (so is a redo design with redo_early_apply=1, which applies a
- * transaction's records in place before its commit record)
+ * transaction's records in place before its commit record, and a dedup
+ * design with dedup_early_map=1, which maps a line to its new unit before
+ * the unit's data is in the write queue)
  * (or reused pads), or the oracle is blind and the harness fails.  Exit 0
  * when every other design has 0 failures and 0 reused pads, each
  * negative control has failures or reused pads, and (--stats-bin) every
@@ -649,7 +651,7 @@ int main(int argc, char **argv)
 		int negative = (!strncmp(d, "unsafe", 6) && (!d[6] || d[6] == ':')) ||
 			       (!strncmp(d, "bmt-nocc", 8) && (!d[8] || d[8] == ':')) ||
 			       (o.power && strstr(d, "durability=none")) ||
-			       strstr(d, "redo_early_apply=1");
+			       strstr(d, "redo_early_apply=1") || strstr(d, "dedup_early_map=1");
 		printf("%-8s %-24s %7u %8u %8u %9u %9u %7lu %9lu %7.1f%s\n", o.example, d,
 		       r.points_total, r.explored, r.ok, r.failures, r.recovery_crashes,
 		       r.reused, r.audited, r.seconds,
