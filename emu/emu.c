@@ -663,6 +663,13 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	/* the dedup designs' tables (dedup.c), last */
 	if (e->design->dedup != DEDUP_NONE) {
 		sb.dd_unit = (cfg->dedup_line ? cfg->dedup_line : 256) / EMU_LINE;
+		if (nlines / sb.dd_unit >= UINT32_MAX) { /* the tables hold unit + 1 in 32 bits */
+			rc = emu_err(SPM_E_OPTION, "dedup_line=%u: a pool of at most %llu GiB",
+				     sb.dd_unit * EMU_LINE,
+				     (unsigned long long)((UINT32_MAX - 1ull) * sb.dd_unit *
+							  EMU_LINE >> 30));
+			goto fail;
+		}
 		sb.dd_pad = cfg->dewrite_pad == 1 ? DD_PAD_CRC : DD_PAD_VERSION;
 		sb.dd_size = dedup_area_size(e->design, nlines, sb.dd_unit);
 		sb.dd_off = sb.meta_size;
