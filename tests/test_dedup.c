@@ -4,7 +4,7 @@
  * readers, units freed when their last reader moves on, a CRC collision
  * compared and written apart, the paper's CRC pads shown reused by the
  * auditor on a constructed collision (and the version pads not), the
- * options, and damaged tables refused.
+ * options, re-keying refused, and damaged tables refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -270,6 +270,14 @@ static void test_options(void **state)
 	assert_int_equal(spm_open(&p, path, "dewrite_pad=crc"), SPM_E_OPTION);
 	assert_int_equal(spm_open(&p, path, "dedup_window=8"), 0);
 	assert_int_equal(spm_close(p), 0);
+	/* the free units and the header page's spare lines are outside the view
+	 * a re-key would re-encrypt */
+	assert_int_equal(spm_rekey(path, NULL), SPM_E_INVAL);
+	assert_non_null(strstr(spm_errormsg(), "deduplicating"));
+	/* the negative control is a test knob */
+	unsetenv("SPM_TEST_KNOBS");
+	assert_int_equal(spm_open(&p, path, "dedup_early_map=1"), SPM_E_OPTION);
+	setenv("SPM_TEST_KNOBS", "1", 1);
 	remove_all(path);
 }
 
