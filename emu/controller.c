@@ -449,6 +449,7 @@ static void write_ca_pair(struct emu *e, unsigned core, uint64_t line,
 	/* the data entry is ready iff its partner is: SCA 5.2.2 step (ii) */
 	struct wq_entry *d = enqueue_data(e, core, line, plain, pad, ctr,
 					  max64(t_pad, ctr_acc), c->seq, WQ_PAIRED);
+	e->tm.wpre += max64(t_pad, ctr_acc) - t_pad; /* mem.write_ns: the partner's wait */
 	/* SCA 5.2.2: one ADR-protected update makes both entries ready; the
 	 * same for SuperMem's register (3.2, Figure 7): both or neither */
 	wq_set_ready(e, c);

@@ -33,6 +33,9 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -115,6 +118,7 @@ int dedup_check_sb(const char *meta_path, const struct superblock *sb)
 	const struct design *d = design_find(sb->design);
 	int want = d && d->dedup != DEDUP_NONE;
 	int ok = want ? (sb->dd_unit == 1 || sb->dd_unit == MAX_UNIT) && sb->dd_pad <= 1 &&
+			       sb->nlines / sb->dd_unit < UINT32_MAX &&
 			       sb->dd_size == dedup_area_size(d, sb->nlines, sb->dd_unit) &&
 			       sb->dd_off % EMU_PAGE == 0 && sb->dd_off <= sb->meta_size &&
 			       sb->dd_size == sb->meta_size - sb->dd_off
@@ -123,6 +127,76 @@ int dedup_check_sb(const char *meta_path, const struct superblock *sb)
 		return emu_err(SPM_E_CORRUPT, "%s: inconsistent deduplication geometry",
 			       meta_path);
 	return 0;
+}
+
+/*
+ * dedup_check_adr -- a dirty dedup pool's ADR region holds only what its
+ * write path makes: ready data entries and reserved slots, no counter
+ * entry, no dropped pair (recovery would re-encrypt a line of a unit in
+ * counter mode, apart from its unit's word).  w: the data queue's dcap
+ * entries, then the counter queue's, total in all.
+ */
+int dedup_check_adr(const char *meta_path, const struct superblock *sb,
+		    const struct wq_entry *w, unsigned dcap, unsigned total, uint64_t ndropped)
+{
+	const struct design *d = design_find(sb->design);
+	if (!d || d->dedup == DEDUP_NONE)
+		return 0;
+	if (ndropped)
+		return emu_err(SPM_E_CORRUPT, "%s: the ADR region lists dropped pairs, which a "
+			       "deduplicating design never makes (damaged)", meta_path);
+	for (unsigned i = 0; i < total; i++) {
+		uint64_t st = w[i].state;
+		int bad = i >= dcap ? st != 0
+				    : (st & WQ_VALID) ? (st & ~(uint64_t)(WQ_VALID | WQ_READY)) != 0
+						      : st != 0 && st != WQ_RESERVED;
+		if (bad)
+			return emu_err(SPM_E_CORRUPT, "%s: ADR %s queue entry %u is of a kind a "
+				       "deduplicating design never makes (damaged)", meta_path,
+				       i >= dcap ? "counter" : "data", i >= dcap ? i - dcap : i);
+	}
+	return 0;
+}
+
+/*
+ * dedup_check_tables -- before anything is written: every mapping names a
+ * physical unit of the pool (or none), only logical units map, and fewer
+ * units are retired than the spare ones (else a write could find no free
+ * unit).  The meta file is read, not changed.
+ */
+int dedup_check_tables(const char *meta_path, const struct superblock *sb)
+{
+	const struct design *d = design_find(sb->design);
+	if (!d || d->dedup == DEDUP_NONE)
+		return 0;
+	const uint64_t g = sb->dd_unit, nunits = sb->nlines / g;
+	const uint64_t first_log = EMU_DATA_HDR_SIZE / EMU_LINE / g;
+	const uint64_t first_phys = (CREATE_HEAD / EMU_LINE + g - 1) / g;
+	int fd = open(meta_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return emu_err(-errno, "%s: %s", meta_path, strerror(errno));
+	const uint8_t *m = mmap(NULL, sb->meta_size, PROT_READ, MAP_SHARED, fd, 0);
+	int err = errno;
+	close(fd);
+	if (m == MAP_FAILED)
+		return emu_err(-err, "%s: %s", meta_path, strerror(err));
+	const uint32_t *map = (const uint32_t *)(m + sb->dd_off);
+	const uint64_t *word = (const uint64_t *)(m + sb->ctr_off);
+	int rc = 0;
+	for (uint64_t u = 0; u < nunits && !rc; u++)
+		if (map[u] && (u < first_log || map[u] - 1 < first_phys || map[u] - 1 >= nunits))
+			rc = emu_err(SPM_E_CORRUPT, "%s: the deduplication mapping of unit %llu names "
+				     "unit %llu, outside the pool (damaged)", meta_path,
+				     (unsigned long long)u, (unsigned long long)map[u] - 1);
+	uint64_t retired = 0;
+	for (uint64_t p = first_phys; p < nunits && !rc && sb->dd_pad == DD_PAD_VERSION; p++)
+		retired += word[p * g] >> 32 == UINT32_MAX;
+	if (!rc && retired >= first_log - first_phys)
+		rc = emu_err(SPM_E_CORRUPT, "%s: %llu units retired (a version at its end), as "
+			     "many as the spare ones (damaged)", meta_path,
+			     (unsigned long long)retired);
+	munmap((void *)m, sb->meta_size);
+	return rc;
 }
 
 /* ---- the tables ------------------------------------------------------------- */
@@ -465,8 +539,10 @@ static void write_unit(struct emu *e, unsigned core, uint64_t u, const uint8_t *
 		}
 		cancelled(e, core, u, cand, t_det);
 		e->tm.pending[core] = max64(e->tm.pending[core], t_det);
-		tm->wpre += (t_det - t) * g;
-		tm->wn += g;
+		if (!tm->off) { /* mem.write_ns: a cancelled write ends with its detection */
+			tm->wpre += (t_det - t) * g;
+			tm->wn += g;
+		}
 		return;
 	}
 	unique(e, core, u, plain, crc, t, parallel ? t_crc : t_det, t_det);
@@ -507,7 +583,7 @@ uint64_t dedup_read(struct emu *e, unsigned core, uint64_t line, uint64_t at)
 	uint64_t t_map = md_access(e, core, MD_MAP, u / 16, at, 0);
 	if (u >= d->nunits || !d->map[u])
 		return t_map;
-	uint64_t pl = (d->map[u] - 1) * d->g + line % d->g;
+	uint64_t pl = (uint64_t)(d->map[u] - 1) * d->g + line % d->g;
 	uint64_t t_word = md_access(e, core, MD_INV, pl / 8, t_map, 0);
 	uint64_t data = tm_read_first(&e->tm, core, ctrl_data_bank(e, pl), t_map);
 	e->stat[ST_MEDIA_READS]++;

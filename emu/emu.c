@@ -944,6 +944,8 @@ static int check_adr(const char *meta_path, const struct superblock *sb)
 		rc = redo_check(fd, meta_path, sb, w, dcap);
 	if (!rc)
 		rc = bmt_check_adr(fd, meta_path, sb, w, dcap);
+	if (!rc)
+		rc = dedup_check_adr(meta_path, sb, w, dcap, total, table.n);
 	free(w);
 	free(drop);
 	close(fd);
@@ -1072,7 +1074,7 @@ static int validate(const char *path, const char *meta_path, struct data_hdr *dh
 		return emu_err(SPM_E_TRUNCATED, "%s: size %lld, superblock says %llu",
 			       meta_path, (long long)msize, (unsigned long long)sb->meta_size);
 	if ((rc = check_rsr(meta_path, sb)) || (rc = bmt_check_sb(meta_path, sb)) ||
-	    (rc = dedup_check_sb(meta_path, sb)))
+	    (rc = dedup_check_sb(meta_path, sb)) || (rc = dedup_check_tables(meta_path, sb)))
 		return rc;
 	if (sb->state == SB_STATE_DIRTY)
 		return check_adr(meta_path, sb);
@@ -1291,7 +1293,9 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	/* dedup: the tables rebuilt (dirty) or checked (clean) */
 	if ((rc = dedup_open(e)))
 		goto fail;
-	int stale = e->was_dirty && e->design->enc == ENC_CTR ? ctrl_advance_stale(e) : 0;
+	/* (a dedup pool has no stale counters: its pads' input is written first) */
+	int stale = e->was_dirty && e->design->enc == ENC_CTR && !e->dedup
+			    ? ctrl_advance_stale(e) : 0;
 	if (stale == -2) {
 		rc = emu_err(SPM_E_CORRUPT, "%s.meta: the ADR region names a counter far "
 			     "beyond its line's (damaged)", path);

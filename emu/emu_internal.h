@@ -714,6 +714,11 @@ int dedup_load_view(struct emu *e, void *view);
 void dedup_close(struct emu *e);
 uint64_t dedup_gauge(const struct emu *e, int stat);
 int dedup_check_sb(const char *meta_path, const struct superblock *sb);
+/* a dirty pool's ADR region (validate, before anything is written) */
+int dedup_check_adr(const char *meta_path, const struct superblock *sb,
+		    const struct wq_entry *w, unsigned dcap, unsigned total, uint64_t ndropped);
+/* the mapping's bounds and the retired units (validate: read only) */
+int dedup_check_tables(const char *meta_path, const struct superblock *sb);
 
 /* ------------------------------------------------------------ the controller */
 

@@ -555,7 +555,7 @@ HOT uint64_t write_slot(struct timing *t, unsigned core, struct tm_queue *q, uns
 		q->win_pos[core] = w + 1 == q->window ? 0 : w + 1;
 	}
 	q->slot_free[s] = start + busy;
-	if (q == &t->qdata) { /* mem.write_ns: queue and bank */
+	if (q == &t->qdata && !(addr & TM_CTR_ADDR)) { /* mem.write_ns: queue and bank */
 		t->wlat += start + busy - ready;
 		t->wn++;
 	}
@@ -684,6 +684,7 @@ HOT uint64_t write_pairs(struct timing *t, unsigned core, struct tm_queue *qc,
 					   &sc, any, plain);
 		uint64_t dacc = write_slot(t, core, qd, &pd, busy, dbank[i], daddr[i],
 					   max64(dready[i], cacc), &sd, any, plain);
+		t->wpre += max64(dready[i], cacc) - dready[i]; /* its wait for the partner */
 		last = max64(last, dacc); /* dacc >= cacc: it was ready no earlier */
 		waited += (uint64_t)sc + (uint64_t)sd;
 	}

@@ -620,6 +620,14 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  *   aes.ops                          pads the AES engine made for writes (reads'
  *                                    pads overlap the read and are not booked)
  *   aes.queue_ns                     their waits for the engine, summed
+ *   mem.writes                       data and log line writes the memory took
+ *                                    (and the dedup designs' cancelled ones)
+ *   mem.write_ns                     their latencies, summed: from the write-
+ *                                    back's arrival (counter designs: its
+ *                                    counter and pad; dedup: its detection)
+ *                                    to the end of its bank write; a cancelled
+ *                                    write ends with its detection (the redo
+ *                                    and integrity designs: from the queue)
  *   The redo designs (srl, lame, clame; 0 elsewhere):
  *   redo.commits                     transactions the controller committed
  *   redo.commit_ns                   their commit latencies, summed (from the
@@ -638,6 +646,22 @@ SPM_API void spm_tx_abort(spm_pool *pool);
  *                                    counter buffer
  *   redo.held_writebacks             write-backs of lines an open transaction
  *                                    declared, held for its commit
+ *   The integrity designs (bmt-nocc, sc, osiris, ccnvm-nods, ccnvm):
+ *   mac.computed / mac.verified      MACs made and checked
+ *   bmt.node_writes                  tree node lines written
+ *   bmt.drains / bmt.drain_lines     epochs drained, and their lines
+ *   recovery.mac_retries             counter trials of recovery
+ *   The dedup designs (dewrite...; units of dedup_line bytes):
+ *   dedup.writes                     unit write-backs checked
+ *   dedup.writes_cancelled           found in the media and not written
+ *   dedup.crc_hits                   CRC-32 found in the hash table
+ *   dedup.compare_fail               of those, a different content
+ *   dedup.predict_right / _wrong     the history window's guesses
+ *   dedup.shared_lines               units with more than one reader (now)
+ *   dedup.live_lines                 units with a reader (now)
+ *   dedup.table_bytes                the tables in the meta file
+ *   dedup.overhead_ppm               the tables as DeWrite counts them, per
+ *                                    million bytes of data
  */
 SPM_API int spm_stat(spm_pool *pool, const char *name, uint64_t *value);
 

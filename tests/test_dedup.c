@@ -4,7 +4,8 @@
  * readers, units freed when their last reader moves on, a CRC collision
  * compared and written apart, the paper's CRC pads shown reused by the
  * auditor on a constructed collision (and the version pads not), the
- * options, re-keying refused, and damaged tables refused.
+ * options, re-keying refused, and damaged tables and ADR regions refused
+ * before anything is written.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -339,6 +341,92 @@ static void test_damaged_tables(void **state)
 	remove_all(path);
 }
 
+/* dirty_pool -- a pool of design dewrite left dirty: a child writes two
+ * equal units and a third, then exits without closing. */
+static void dirty_pool(const char *path)
+{
+	remove_all(path);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		spm_pool *p;
+		if (spm_create(&p, path, POOL_SIZE, "design=dewrite"))
+			_exit(1);
+		uint8_t *u = units(p, 256), v[256];
+		fill(v, 256, 3);
+		put(p, u, v, 256);
+		put(p, u + 256, v, 256);
+		fill(v, 256, 4);
+		put(p, u + 512, v, 256);
+		_exit(0);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* refused_unchanged -- opening path fails with SPM_E_CORRUPT and leaves
+ * its data, meta and key files byte-identical. */
+static void refused_unchanged(const char *path)
+{
+	static const char *const sfx[] = {"", ".meta", ".key"};
+	uint8_t *before[3];
+	size_t len[3];
+	char f[1300];
+	for (unsigned i = 0; i < 3; i++) {
+		snprintf(f, sizeof(f), "%s%s", path, sfx[i]);
+		before[i] = slurp(f, &len[i]);
+	}
+	spm_pool *p;
+	assert_int_equal(spm_open(&p, path, NULL), SPM_E_CORRUPT);
+	print_message("  refused: %s\n", spm_errormsg());
+	for (unsigned i = 0; i < 3; i++) {
+		snprintf(f, sizeof(f), "%s%s", path, sfx[i]);
+		assert_file_is(f, before[i], len[i]);
+		free(before[i]);
+	}
+}
+
+/* Damaged dirty pools refused before recovery writes anything: a mapping
+ * past the pool; a dropped-pair record in the ADR region (a counter
+ * design's, which recovery would apply in counter mode to one line of a
+ * unit); a counter queue entry.  A clean pool whose every spare unit is
+ * retired (its version at its end) is refused, not aborted at a write. */
+static void test_damaged_dirty(void **state)
+{
+	(void)state;
+	char path[1200];
+	pool_path(path, sizeof(path), "dirty");
+	struct superblock sb;
+	for (int what = 0; what < 3; what++) {
+		dirty_pool(path);
+		read_sb(path, &sb);
+		uint64_t nunits = sb.nlines / sb.dd_unit;
+		if (what == 0) {
+			poke(path, sb.dd_off + 4 * (nunits - 1), (uint32_t)nunits + 7);
+		} else if (what == 1) { /* n = 1, entry {line 300, counter 5} */
+			poke(path, sb.adr_off + ADR_DROPPED_OFF + 16, 300);
+			poke(path, sb.adr_off + ADR_DROPPED_OFF + 24, 5);
+			poke(path, sb.adr_off + ADR_DROPPED_OFF, 1);
+		} else { /* the counter queue's first entry: valid and ready */
+			uint64_t ctr0 = sb.adr_off + ADR_HDR_SIZE +
+					(uint64_t)sb.adr_data_cap * sizeof(struct wq_entry);
+			poke(path, ctr0 + offsetof(struct wq_entry, state), WQ_VALID | WQ_READY);
+		}
+		refused_unchanged(path);
+	}
+	/* a clean pool, every spare unit's version at its end */
+	remove_all(path);
+	spm_pool *p;
+	assert_int_equal(spm_create(&p, path, POOL_SIZE, "design=dewrite"), 0);
+	assert_int_equal(spm_close(p), 0);
+	read_sb(path, &sb);
+	for (uint64_t u = 0; u < (uint64_t)sb.nlines / sb.dd_unit; u++)
+		poke(path, sb.ctr_off + u * sb.dd_unit * 8 + 4, UINT32_MAX);
+	refused_unchanged(path);
+	remove_all(path);
+}
+
 int main(void)
 {
 	const char *d = getenv("SPM_TEST_DIR");
@@ -350,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_version_pads_unique),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_damaged_tables),
+		cmocka_unit_test(test_damaged_dirty),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
