@@ -1422,6 +1422,53 @@ int emu_validate(const char *path, const char *meta_path, struct data_hdr *dh,
 	return validate(path, meta_path, dh, sb);
 }
 
+/* emu_info -- validate() and the superblock's fields, the state and the
+ * data file's epoch word into *out; nothing written. */
+int emu_info(const char *path, struct spm_info *out)
+{
+	char *meta_path = malloc(strlen(path) + 6);
+	if (!meta_path)
+		return emu_err(-ENOMEM, "out of memory");
+	sprintf(meta_path, "%s.meta", path);
+	struct data_hdr dh;
+	struct superblock sb;
+	int rc = validate(path, meta_path, &dh, &sb);
+	uint64_t word = 0;
+	if (!rc) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : pread(fd, &word, sizeof(word), DH_EPOCH_OFF);
+		if (n != (ssize_t)sizeof(word))
+			rc = emu_err(n < 0 ? -errno : -EIO, "%s: cannot read its epoch word",
+				     path);
+		if (fd >= 0)
+			close(fd);
+	}
+	free(meta_path);
+	if (rc)
+		return rc;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->design, sb.design, sizeof(sb.design));
+	memcpy(out->layout, sb.layout, sizeof(sb.layout));
+	memcpy(out->uuid, sb.uuid, 16);
+	out->pool_size = sb.pool_size;
+	out->lines = sb.nlines;
+	out->meta_size = sb.meta_size;
+	out->aes_bits = sb.aes_bits;
+	out->split_counters = sb.ctr_layout == LAYOUT_SPLIT;
+	out->minor_bits = sb.minor_bits;
+	out->wpq_data_cap = sb.adr_data_cap;
+	out->wpq_ctr_cap = sb.adr_ctr_cap;
+	out->log_bytes = sb.log_lines * EMU_LINE;
+	out->mac_bytes = sb.mac_size;
+	out->tree_bytes = sb.tree_size;
+	out->dedup_bytes = sb.dd_size;
+	out->bmt_n = sb.mac_size ? sb.bmt_n : 0;
+	out->bmt_m = sb.mac_size ? sb.bmt_m : 0;
+	out->dirty = sb.state == SB_STATE_DIRTY;
+	out->epoch = word & EPOCH_MASK;
+	return 0;
+}
+
 /* emu_derive_keys -- derive_keys(): the encryption key and check value. */
 int emu_derive_keys(const uint8_t *key, unsigned bits, const uint8_t uuid[16], uint8_t *enc,
 		    uint8_t kcv[16])

@@ -101,6 +101,10 @@ int emu_mark_dirty(struct emu *e);
 /* Put a created pool's files in place (until then they have temporary
  * names and a crash leaves no pool); 0 or an error (then emu_discard). */
 int emu_commit_create(struct emu *e);
+/* The file-level fields of spm_info (superblock, state, epoch) of the pool
+ * at path, validated as emu_open validates, nothing written. */
+struct spm_info;
+int emu_info(const char *path, struct spm_info *out);
 /* Give the clean pool at path a new uuid and re-encrypt it under the key
  * derived for it (a restored copy made safe to use: rekey.c). */
 int emu_rekey(const char *path, const struct emu_config *cfg);

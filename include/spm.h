@@ -432,6 +432,46 @@ SPM_API int spm_verify(const char *path, const char *options, struct spm_tamper 
 		       size_t max, size_t *found);
 
 /*
+ * spm_info -- what the files of the pool at path say about it, read without
+ * writing a byte to any file (a dirty pool is reported dirty, not
+ * recovered): the superblock's geometry, the clean/dirty word, the epoch
+ * and, where the key opens it, the root object's size and the heap's usage.
+ * Options as spm_open's (key_file=; design= and layout= are checked as
+ * there).  The heap fields are filled (heap_known 1) only for a pool closed
+ * cleanly, decrypted as spm_open would read it; for a dirty one they are 0
+ * (heap_known 0): what recovery would leave is known only after it ran (the
+ * command spm-pool runs it on a copy).  0, or the errors of spm_open for bad
+ * files, keys and options (SPM_E_NOTPOOL, SPM_E_TRUNCATED, SPM_E_CORRUPT,
+ * SPM_E_KEY, SPM_E_TAMPERED, ...), with nothing written.
+ */
+struct spm_info {
+	char design[33];        /* design name */
+	char layout[65];        /* layout name given at create ("" = none) */
+	uint8_t uuid[16];       /* the pool's identity */
+	uint64_t pool_size;     /* bytes of the data file (the pool) */
+	uint64_t lines;         /* 64-byte lines */
+	uint64_t meta_size;     /* bytes of <path>.meta */
+	unsigned aes_bits;      /* 128 or 256; 0 for plain */
+	unsigned split_counters; /* 1: a major per 4 KiB page and minors; 0: a
+				    64-bit counter per line */
+	unsigned minor_bits;    /* split counters: bits of a minor */
+	unsigned wpq_data_cap;  /* ADR region capacity: data queue entries */
+	unsigned wpq_ctr_cap;   /* counter queue entries */
+	uint64_t log_bytes;     /* redo designs: the log area (0: none) */
+	uint64_t mac_bytes, tree_bytes, dedup_bytes; /* integrity, dedup areas */
+	unsigned bmt_n, bmt_m;  /* integrity designs' N and M (0: none) */
+	int dirty;              /* 1: not closed cleanly (recovery pending) */
+	uint64_t epoch;         /* the files' epoch (generation), data file's word */
+	int heap_known;         /* 1: the fields below were read (a clean pool) */
+	uint64_t root_size;     /* bytes of the root object (0: none yet) */
+	uint64_t heap_bytes;    /* bytes of the heap */
+	uint64_t heap_used;     /* bytes allocated: the heap's 64-byte units
+				   in use, the root object's included */
+	uint64_t heap_objects;  /* objects allocated */
+};
+SPM_API int spm_info(const char *path, const char *options, struct spm_info *out);
+
+/*
  * spm_close -- drain the write queues, write back the counter cache, mark the
  * pool clean, unmap and free.  Open transactions of the pool are aborted.
  * Returns 0 or a negative error (the pool is freed in any case).  In a child

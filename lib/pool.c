@@ -279,6 +279,46 @@ SPM_API int spm_verify(const char *path, const char *options, struct spm_tamper 
 	return rc;
 }
 
+SPM_API int spm_info(const char *path, const char *options, struct spm_info *out)
+{
+	emu_err_clear();
+	if (!path || !out)
+		return emu_err(SPM_E_INVAL, "spm_info: NULL argument");
+	memset(out, 0, sizeof(*out));
+	struct emu_config cfg;
+	int rc = config_parse(&cfg, options);
+	if (rc || (rc = emu_info(path, out)) || out->dirty)
+		return rc; /* dirty: its heap is what recovery will make it */
+	/* clean: opened as spm_open opens it, which writes nothing to a clean
+	 * pool before emu_mark_dirty (never called here), and abandoned */
+	spm_pool *p = pool_new();
+	if (!p)
+		return emu_err(-ENOMEM, "out of memory");
+	if ((rc = emu_open(&p->emu, path, &cfg)))
+		goto out;
+	p->size = emu_size(p->emu);
+	if ((rc = view_map(p)) || (rc = emu_load_view(p->emu, p->view)) ||
+	    (rc = check_layout(p, path)))
+		goto out;
+	const struct pool_hdr *h = p->hdr;
+	const uint64_t *w = (const uint64_t *)(p->view + h->bm_off);
+	uint64_t used = 0, starts = 0;
+	for (uint64_t i = 0; i < h->bm_words; i++) {
+		used += (uint64_t)__builtin_popcountll(w[2 * i]);
+		starts += (uint64_t)__builtin_popcountll(w[2 * i + 1]);
+	}
+	out->root_size = h->root_off ? h->root_size : 0;
+	out->heap_bytes = h->heap_units * UNIT;
+	out->heap_used = used * UNIT;
+	out->heap_objects = starts;
+	out->heap_known = 1;
+out:
+	emu_abandon(p->emu); /* read: nothing is written */
+	p->emu = NULL;
+	pool_free(p);
+	return rc;
+}
+
 /* close_forked -- spm_close in a child of fork(): the child's copies of the
  * handle and the view are released, and nothing else.  The pool is its
  * parent's: no drain, no counter write-back, no epoch, not marked clean; its
