@@ -27,11 +27,19 @@ struct bench_cfg {
 	uint64_t elements;    /* array elements (0: from footprint, else 1024) */
 	unsigned mix;         /* enum ex_mix for the map workloads */
 	uint64_t keys;        /* their key distribution (ex_keys.h; 0: uniform) */
-	uint64_t dup;         /* --dup: percent of values that repeat a content
-			       * (ex_main.h, "Values"; not stream or records) */
 	uint64_t work_ns;     /* modeled core work before each op (spm_model_work) */
 	int prefault;         /* pools' pages mapped at create (spm and libpmemobj) */
 };
+
+/*
+ * --dup PCT: the percent of the values the example workloads write that
+ * repeat a content (ex_main.h, "Values"; not stream or records), one for
+ * the whole sweep.  Not a field of struct bench_cfg, which spm-bench copies
+ * field by field in instrumented code between two measurements, work that
+ * is charged to the next pool (EX_NOT_MODELED in ex_main.h): it is read
+ * there by functions that are not modeled only.
+ */
+extern unsigned bench_dup;
 
 /* The statistics a measurement records: CSV column, spm_stat name. */
 struct bench_stat {
@@ -39,16 +47,28 @@ struct bench_stat {
 };
 extern const struct bench_stat bench_stats[];
 extern const unsigned bench_nstats;
-#define BENCH_MAX_STATS 64u
+#define BENCH_MAX_STATS 48u
 /* bench_stats from this one on are the core model's: CSV columns after the
  * options column (the columns before keep their order) */
 #define BENCH_STATS_CORE 16u
-/* and from this one on the memory's and line deduplication's: CSV columns
- * after the keys column, if there is one (so every column before keeps its
- * place), and before the last, dup */
-#define BENCH_STATS_DEDUP 40u
 #define BENCH_STAT_ACCESSES 16u
 #define BENCH_STAT_LLC_MISSES 17u
+/*
+ * The memory's and line deduplication's statistics: CSV columns after the
+ * keys column, if there is one (so every column before keeps its place),
+ * and before the last, dup.  Kept apart from struct bench_result, and read,
+ * reduced and kept by functions that are not instrumented (EX_NOT_MODELED):
+ * what spm-bench does between two measurements is charged to the next
+ * pool, and results grown by them would move the integrity designs'
+ * modeled times.
+ */
+extern const struct bench_stat bench_stats_mem[];
+extern const unsigned bench_nstats_mem;
+#define BENCH_MAX_MEM 16u
+struct bench_mem {
+	int valid; /* read from a measurement that succeeded */
+	uint64_t stat[BENCH_MAX_MEM];
+};
 
 /* What a measurement gives (modeled 0 for pmdk: wall time only). */
 struct bench_result {
@@ -89,8 +109,9 @@ uint64_t bench_records_warmup(uint64_t footprint);
 /* bench_takes_dup -- does workload name write values (--dup applies)? */
 int bench_takes_dup(const char *name);
 
-/* bench_run_spm / bench_run_pmdk -- one measurement; 0 or -1 (message on stderr). */
-int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out);
+/* bench_run_spm / bench_run_pmdk -- one measurement; 0 or -1 (message on
+ * stderr).  bench_run_spm also sets *mem (pmdk has none). */
+int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out, struct bench_mem *mem);
 int bench_run_pmdk(const struct bench_cfg *cfg, struct bench_result *out);
 int bench_have_pmdk(void);
 /* bench_pmdk_has -- does the design pmdk have workload name? */
@@ -112,10 +133,13 @@ struct bench_row {
 	struct bench_cfg cfg;
 	struct bench_result res;
 	unsigned reps;
+	struct bench_mem mem;
 };
 
 /* bench_median -- res[0..n) reduced field by field to its median, into *out. */
 void bench_median(const struct bench_result *res, unsigned n, struct bench_result *out);
+/* bench_mem_median -- the same for the valid ones of mem[0..n) (not modeled). */
+void bench_mem_median(const struct bench_mem *mem, unsigned n, struct bench_mem *out);
 
 /* bench_print_tables -- the tables, one per workload, normalized to plain. */
 void bench_print_tables(const struct bench_row *rows, size_t n);

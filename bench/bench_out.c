@@ -40,6 +40,36 @@ void bench_median(const struct bench_result *res, unsigned n, struct bench_resul
 #undef MEDIAN
 }
 
+/* mem_median -- median_of, not modeled (insertion sort: no qsort callback,
+ * which would be instrumented). */
+EX_NOT_MODELED static uint64_t mem_median(uint64_t *v, unsigned n)
+{
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned k = i; k > 0 && v[k - 1] > v[k]; k--) {
+			uint64_t t = v[k];
+			v[k] = v[k - 1];
+			v[k - 1] = t;
+		}
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+EX_NOT_MODELED void bench_mem_median(const struct bench_mem *mem, unsigned n,
+				     struct bench_mem *out)
+{
+	uint64_t v[256];
+	out->valid = 0;
+	for (unsigned s = 0; s < BENCH_MAX_MEM; s++)
+		out->stat[s] = 0;
+	for (unsigned s = 0; s < bench_nstats_mem; s++) {
+		unsigned k = 0;
+		for (unsigned i = 0; i < n && k < 256; i++)
+			if (mem[i].valid)
+				v[k++] = mem[i].stat[s];
+		if (k)
+			out->stat[s] = mem_median(v, k), out->valid = 1;
+	}
+}
+
 /* ---- tables ---------------------------------------------------------------- */
 
 /* same_group -- same workload, cores, threads and transaction size? */
@@ -90,8 +120,8 @@ static void print_group(const struct bench_row *rows, size_t n, size_t first)
 		ex_keys_name(g->keys, keys, sizeof(keys));
 		printf("  keys: %s\n", keys);
 	}
-	if (g->dup && bench_takes_dup(g->workload))
-		printf("  dup: %" PRIu64 "%% of the values repeat one of %u contents\n", g->dup,
+	if (bench_dup && bench_takes_dup(g->workload))
+		printf("  dup: %u%% of the values repeat one of %u contents\n", bench_dup,
 		       EX_DUP_CONTENTS);
 	printf("  model: %s\n", group_model(rows, n, first));
 	printf("  %-13s %12s %14s %10s %10s %10s\n", "design", "ops/s wall",
@@ -150,6 +180,15 @@ static void put_stat(FILE *f, const struct bench_row *r, unsigned s)
 		fputc(',', f);
 }
 
+/* put_mem -- the same for memory statistic s (bench_stats_mem). */
+static void put_mem(FILE *f, const struct bench_row *r, unsigned s)
+{
+	if (r->res.modeled && r->mem.valid)
+		fprintf(f, ",%" PRIu64, r->mem.stat[s]);
+	else
+		fputc(',', f);
+}
+
 int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
@@ -167,12 +206,12 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 	for (unsigned s = 0; s < BENCH_STATS_CORE; s++)
 		fprintf(f, ",%s", bench_stats[s].column);
 	fprintf(f, ",footprint,work_ns,reps,options");
-	for (unsigned s = BENCH_STATS_CORE; s < BENCH_STATS_DEDUP; s++)
+	for (unsigned s = BENCH_STATS_CORE; s < bench_nstats; s++)
 		fprintf(f, ",%s", bench_stats[s].column);
 	if (keys)
 		fputs(",keys", f);
-	for (unsigned s = BENCH_STATS_DEDUP; s < bench_nstats; s++)
-		fprintf(f, ",%s", bench_stats[s].column);
+	for (unsigned s = 0; s < bench_nstats_mem; s++)
+		fprintf(f, ",%s", bench_stats_mem[s].column);
 	fputs(",dup\n", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct bench_row *r = &rows[i];
@@ -195,7 +234,7 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 		/* pmdk has no modeled clock to charge work to */
 		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%u,\"%s\"", c->footprint,
 			r->res.modeled ? c->work_ns : 0, r->reps, opts);
-		for (unsigned s = BENCH_STATS_CORE; s < BENCH_STATS_DEDUP; s++)
+		for (unsigned s = BENCH_STATS_CORE; s < bench_nstats; s++)
 			put_stat(f, r, s);
 		if (keys) {
 			char name[48] = ""; /* the array and the queue have no keys */
@@ -203,10 +242,10 @@ int bench_write_csv(const char *path, const struct bench_row *rows, size_t n)
 				ex_keys_name(c->keys, name, sizeof(name));
 			fprintf(f, ",%s", name);
 		}
-		for (unsigned s = BENCH_STATS_DEDUP; s < bench_nstats; s++)
-			put_stat(f, r, s);
+		for (unsigned s = 0; s < bench_nstats_mem; s++)
+			put_mem(f, r, s);
 		if (bench_takes_dup(c->workload)) /* stream and records write no values */
-			fprintf(f, ",%" PRIu64 "\n", c->dup);
+			fprintf(f, ",%u\n", bench_dup);
 		else
 			fputs(",\n", f);
 	}

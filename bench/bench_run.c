@@ -52,7 +52,13 @@ const struct bench_stat bench_stats[] = {
 	{"bmt_node_writes", "bmt.node_writes"},
 	{"bmt_drains", "bmt.drains"},
 	{"bmt_drain_lines", "bmt.drain_lines"},
-	/* after the keys column (BENCH_STATS_DEDUP on) */
+};
+const unsigned bench_nstats = sizeof(bench_stats) / sizeof(bench_stats[0]);
+_Static_assert(sizeof(bench_stats) / sizeof(bench_stats[0]) <= BENCH_MAX_STATS,
+	       "room for the statistics");
+
+/* after the keys column (bench.h) */
+const struct bench_stat bench_stats_mem[] = {
 	{"mem_writes", "mem.writes"},
 	{"mem_write_ns", "mem.write_ns"},
 	{"dedup_writes", "dedup.writes"},
@@ -64,11 +70,9 @@ const struct bench_stat bench_stats[] = {
 	{"dedup_shared_lines", "dedup.shared_lines"},
 	{"dedup_overhead_ppm", "dedup.overhead_ppm"},
 };
-const unsigned bench_nstats = sizeof(bench_stats) / sizeof(bench_stats[0]);
-_Static_assert(sizeof(bench_stats) / sizeof(bench_stats[0]) <= BENCH_MAX_STATS,
-	       "room for the statistics");
-_Static_assert(sizeof(bench_stats) / sizeof(bench_stats[0]) >= BENCH_STATS_DEDUP,
-	       "the columns before the keys column");
+const unsigned bench_nstats_mem = sizeof(bench_stats_mem) / sizeof(bench_stats_mem[0]);
+_Static_assert(sizeof(bench_stats_mem) / sizeof(bench_stats_mem[0]) <= BENCH_MAX_MEM,
+	       "room for the memory's statistics");
 
 uint64_t bench_now_ns(void)
 {
@@ -258,6 +262,25 @@ static void pool_path(const struct bench_cfg *cfg, char *buf, size_t len)
 	remove_pool(buf);
 }
 
+unsigned bench_dup;
+
+/* pass_dup -- --dup into a run of ds, if it writes values (the prefill's
+ * too).  Not modeled: setup's own accesses are charged to the pool before
+ * its statistics are reset (EX_NOT_MODELED). */
+EX_NOT_MODELED static void pass_dup(struct ex_run *r, const struct ex_ds *ds)
+{
+	if (ds != &bench_ds_stream && ds != &bench_ds_records) /* bench_takes_dup */
+		r->dup = bench_dup;
+}
+
+/* read_mem -- the memory's and deduplication's statistics (not modeled). */
+EX_NOT_MODELED static void read_mem(spm_pool *pool, struct bench_mem *mem)
+{
+	for (unsigned s = 0; s < bench_nstats_mem; s++)
+		spm_stat(pool, bench_stats_mem[s].name, &mem->stat[s]);
+	mem->valid = 1;
+}
+
 /* setup -- the instances, their runs (a prefill first, unmeasured). */
 static int setup(spm_pool *pool, const struct bench_cfg *cfg, const struct ex_ds *ds,
 		 struct core *core, unsigned ncores)
@@ -267,8 +290,7 @@ static int setup(spm_pool *pool, const struct bench_cfg *cfg, const struct ex_ds
 		struct core *c = &core[i];
 		struct ex_run r = {.seed = cfg->seed + i, .value_size = cfg->tx_size,
 				   .mix = cfg->mix, .param = run_param(cfg)};
-		if (bench_takes_dup(cfg->workload)) /* the prefill's values too */
-			r.dup = cfg->dup;
+		pass_dup(&r, ds);
 		if (cfg->keys && ds->has_mix) { /* the measured run's keys (not the prefill's) */
 			r.mix |= EX_MIX_ZIPF;
 			r.keys = cfg->keys;
@@ -327,7 +349,7 @@ void bench_options(const struct bench_cfg *cfg, char *buf, size_t len)
 		 cfg->set && *cfg->set ? ";" : "", cfg->set ? cfg->set : "");
 }
 
-int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out)
+int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out, struct bench_mem *mem)
 {
 	const struct ex_ds *ds = bench_ds(cfg->workload);
 	unsigned threads = cfg->threads ? cfg->threads : 1;
@@ -363,6 +385,7 @@ int bench_run_spm(const struct bench_cfg *cfg, struct bench_result *out)
 		spm_stat(pool, "time.modeled_ns", &out->modeled_ns);
 		for (unsigned s = 0; s < bench_nstats; s++)
 			spm_stat(pool, bench_stats[s].name, &out->stat[s]);
+		read_mem(pool, mem);
 	}
 	if (core)
 		bad |= finish(core, ncores);

@@ -253,7 +253,7 @@ static int parse_flag(struct args *a, enum flag_id f, char *v)
 	case FLAG_KEYS:
 		return ex_keys_parse(v, &b->keys);
 	case FLAG_DUP:
-		return ex_dup_parse(v, &b->dup);
+		return ex_dup_parse(v, &n) ? -1 : (bench_dup = (unsigned)n, 0);
 	case FLAG_COUNT:
 		break;
 	}
@@ -365,9 +365,9 @@ static int check_pmdk(const struct args *a)
 			"(leave it out of --designs)\n");
 		return -1;
 	}
-	if (a->base.dup) {
-		fprintf(stderr, "spm-bench: --dup %" PRIu64 ": the design pmdk writes fresh values "
-			"only (leave it out of --designs)\n", a->base.dup);
+	if (bench_dup) {
+		fprintf(stderr, "spm-bench: --dup %u: the design pmdk writes fresh values "
+			"only (leave it out of --designs)\n", bench_dup);
 		return -1;
 	}
 	for (unsigned i = 0; i < a->workloads.n; i++)
@@ -429,16 +429,28 @@ struct sweep {
 	uint64_t t0;
 };
 
+/* mem_row -- design d's row's memory statistics, the median of its
+ * repetitions' (not modeled: EX_NOT_MODELED in ex_main.h). */
+EX_NOT_MODELED static void mem_row(const struct args *a, const struct bench_mem *mem,
+				   unsigned d, struct bench_mem *out)
+{
+	bench_mem_median(&mem[(size_t)d * a->reps], a->reps, out);
+}
+
 /* measure -- reps repetitions of every design of one (workload, cores, size)
  * group, designs in turn inside each repetition; medians into the rows. */
 static void measure(struct sweep *s, struct bench_cfg *g, int with_pmdk)
 {
 	const struct args *a = s->a;
-	struct bench_result *res = calloc((size_t)a->designs.n * a->reps, sizeof(*res));
+	/* the results, then their memory statistics (one allocation: no more
+	 * accesses here than before those existed; bench.h) */
+	struct bench_result *res = calloc((size_t)a->designs.n * a->reps,
+					  sizeof(*res) + sizeof(struct bench_mem));
 	if (!res) {
 		s->failed = 1;
 		return;
 	}
+	struct bench_mem *mem = (struct bench_mem *)(res + (size_t)a->designs.n * a->reps);
 	for (unsigned r = 0; r < a->reps; r++)
 		for (unsigned d = 0; d < a->designs.n; d++) {
 			struct bench_cfg cfg = *g;
@@ -449,11 +461,13 @@ static void measure(struct sweep *s, struct bench_cfg *g, int with_pmdk)
 			s->done++;
 			uint64_t t = bench_now_ns();
 			int rc = pmdk ? bench_run_pmdk(&cfg, &res[d * a->reps + r])
-				      : bench_run_spm(&cfg, &res[d * a->reps + r]);
+				      : bench_run_spm(&cfg, &res[d * a->reps + r],
+						      &mem[d * a->reps + r]);
 			const struct bench_result *x = &res[d * a->reps + r];
 			if (rc) {
 				s->failed = 1;
 				res[d * a->reps + r].ops = 0;
+				mem[d * a->reps + r].valid = 0;
 				continue;
 			}
 			fprintf(stderr, "[%zu/%zu %3.0fs] %-12s %-7s cores %u tx %" PRIu64
@@ -484,10 +498,22 @@ static void measure(struct sweep *s, struct bench_cfg *g, int with_pmdk)
 		if (!ok)
 			continue;
 		bench_median(good, ok, &row->res);
+		mem_row(a, mem, d, &row->mem);
 		row->reps = ok;
 		s->n++;
 	}
 	free(res);
+}
+
+/* dup_note -- ", dup PCT%" in buf for the first line, or "" for --dup 0.
+ * Not modeled: spm-bench's own accesses before a measurement are charged to
+ * its pool (EX_NOT_MODELED in ex_main.h). */
+EX_NOT_MODELED static const char *dup_note(char *buf, size_t len)
+{
+	if (!bench_dup)
+		return "";
+	snprintf(buf, len, ", dup %u%%", bench_dup);
+	return buf;
 }
 
 int main(int argc, char **argv)
@@ -523,18 +549,17 @@ int main(int argc, char **argv)
 	struct bench_cfg show = a.base;
 	show.design = "<design>";
 	bench_options(&show, opts, sizeof(opts));
-	char keys[64] = "";
+	char dnote[32]; /* --dup's, made apart (dup_note) */
+	const char *dup = dup_note(dnote, sizeof(dnote));
+	char keys[48] = "";
 	if (a.base.keys) {
 		strcpy(keys, ", keys ");
 		ex_keys_name(a.base.keys, keys + strlen(keys), sizeof(keys) - strlen(keys));
 	}
-	if (a.base.dup)
-		snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), ", dup %" PRIu64 "%%",
-			 a.base.dup);
-	fprintf(stderr, "spm-bench: %zu runs of %" PRIu64 " ops per core, options %s%s%s%s, "
+	fprintf(stderr, "spm-bench: %zu runs of %" PRIu64 " ops per core, options %s%s%s%s%s, "
 		"pools in %s\n", s.total, a.base.ops, opts,
 		getenv("SPM_CONF") ? ", SPM_CONF=" : "",
-		getenv("SPM_CONF") ? getenv("SPM_CONF") : "", keys, a.base.dir);
+		getenv("SPM_CONF") ? getenv("SPM_CONF") : "", keys, dup, a.base.dir);
 	if (have_pmdk_design)
 		fprintf(stderr, "spm-bench: libpmemobj with PMEM_IS_PMEM_FORCE=%s "
 			"PMEM_NO_FLUSH=%s, prefault.at_create=%d\n",

@@ -37,6 +37,16 @@ struct root {
 _Static_assert(offsetof(struct root, a) + sizeof(struct array) <= EX_HOT_LINE + SPM_LINE,
 	       "the handle shares the op count's line");
 
+/* dup_ignored -- a later run's --dup, which the first run's fixed, said so
+ * (reading the run log is the harness's work: not modeled). */
+EX_NOT_MODELED static void dup_ignored(const struct ex_ctx *c, const struct ex_run *run)
+{
+	if (run->dup != c->runs[0].dup)
+		fprintf(stderr, "spm-array: the elements' contents were fixed by the first run "
+			"(--dup %" PRIu64 "); --dup %" PRIu64 " ignored\n", c->runs[0].dup,
+			run->dup);
+}
+
 /* start -- the first run creates the array, in the run's first transaction. */
 static int start(struct ex_ctx *c, const struct ex_run *run)
 {
@@ -46,10 +56,7 @@ static int start(struct ex_ctx *c, const struct ex_run *run)
 			fprintf(stderr, "spm-array: the elements are %" PRIu64 " bytes (fixed by "
 				"the first run); --value-size %" PRIu64 " ignored\n", r->a.size,
 				run->value_size);
-		if (run->dup != c->runs[0].dup)
-			fprintf(stderr, "spm-array: the elements' contents were fixed by the first "
-				"run (--dup %" PRIu64 "); --dup %" PRIu64 " ignored\n",
-				c->runs[0].dup, run->dup);
+		dup_ignored(c, run);
 		return 0;
 	}
 	int rc = array_init(c->pool, &r->a, run->param, run->value_size);

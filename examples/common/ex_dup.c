@@ -18,7 +18,7 @@
 
 #include "ex_main.h"
 
-#define NOT_MODELED __attribute__((no_sanitize("thread"), noinline))
+#define NOT_MODELED EX_NOT_MODELED
 #define DUP_STREAM 0x64u             /* ex_rand's stream of the choice ("d") */
 #define DUP_SALT 0x6475706c69636174u /* "duplicat": contents are no op's bytes */
 

@@ -248,6 +248,26 @@ static inline int ex_value_is_dup(uint64_t head)
 	return (head & EX_VALUE_DUP) != 0;
 }
 
+/*
+ * EX_NOT_MODELED -- a function the compiler does not instrument, for
+ * harness bookkeeping that must cost the core model nothing (--dup's
+ * choices, its note, spm-bench's memory and deduplication statistics).
+ * Every access an instrumented program makes outside a pool is core work,
+ * charged to the pool it next calls into: work spm-bench does between two
+ * measurements too, charged to the next pool before its statistics are
+ * reset, whose integrity designs' timing carries it into the measurement.
+ * Not inlined, and no interprocedural change either (GCC's noipa), which
+ * could move the function's loads of its arguments into its instrumented
+ * callers.  Its memcpy and memset calls are still counted (wrapped at the
+ * link), and its callers' reloads after the call: call it next to another
+ * call.
+ */
+#if defined(__clang__)
+#define EX_NOT_MODELED __attribute__((no_sanitize("thread"), noinline))
+#else
+#define EX_NOT_MODELED __attribute__((no_sanitize("thread"), noipa))
+#endif
+
 /* ex_tx_count -- inside op j's transaction: k = j + 1 (snapshots line 2). */
 int ex_tx_count(struct ex_ctx *c, uint64_t j);
 

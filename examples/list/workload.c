@@ -67,10 +67,13 @@ static int ops_done(struct ex_ctx *c, uint64_t *k)
 	if (list_front(c->pool, &r->list, &v, &len) ||
 	    (v && (len < EX_VALUE_MIN || len > EX_VALUE_MAX)))
 		return ex_fail(c, "list head: bad pointer %#" PRIx64, r->list.head);
-	if (!v || !ex_value_is_dup(ex_value_ver(v))) {
-		*k = v ? ex_value_ver(v) + 1 : 0;
+	/* the head read once, as before --dup: v and its header are read by
+	 * the modeled program (front: v's copy in a register) */
+	const void *front = v;
+	uint64_t head = front ? ex_value_ver(front) : 0;
+	*k = front ? head + 1 : 0;
+	if (!front || !ex_value_is_dup(head))
 		return 0;
-	}
 	struct fresh_arg a = {0, 0, 0};
 	int rc = list_check(c->pool, &r->list, find_fresh, &a, c->why, sizeof(c->why));
 	if (rc < 0)
