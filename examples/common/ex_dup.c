@@ -96,6 +96,10 @@ uint64_t ex_value_head(const struct ex_run *r, uint64_t j)
 	return id == EX_DUP_NONE ? j : EX_VALUE_DUP | id;
 }
 
+/* ex_fill_dup and ex_dup_ok repeat the word stream of ex_fill and
+ * ex_value_ok with another seed: those are instrumented code, and sharing
+ * the loop through a function changed the stack traffic the core model
+ * charges, and so every design's modeled time (measured). */
 void ex_fill_dup(void *dst, size_t len, uint64_t content)
 {
 	uint8_t *d = dst;
