@@ -46,9 +46,10 @@ const char *const emu_crash_point_names[] = {
 	"recovery.dropped_kept", "recovery.entry_freed", "reenc.begin", "reenc.line_done",
 	"reenc.end", "power.persist", "epoch.raised", "epoch.recorded", "create.files_made",
 	"create.key_placed", "create.meta_placed", "create.committed", "rekey.lines_done",
-	"rekey.files_made", "rekey.meta_placed", "rekey.committed", "redo.reserved",
-	"redo.header_written", "redo.block_written", "redo.logged", "redo.committed",
-	"redo.ctr_applied", "redo.applied", "redo.head", "redo.recovered", "bmt.tcb_written",
+	"rekey.files_made", "rekey.meta_placed", "rekey.data_placed", "rekey.committed",
+	"redo.reserved", "redo.header_written", "redo.block_written", "redo.logged",
+	"redo.committed", "redo.ctr_applied", "redo.applied", "redo.head", "redo.recovered",
+	"bmt.tcb_written",
 	"bmt.drain_buffered", "bmt.drain_end", "bmt.drain_applied", "bmt.drain_committed",
 	"bmt.ctr_persisted", "bmt.recovered", "dedup.hash_written", "dedup.mapped", NULL,
 };

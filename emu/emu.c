@@ -1112,6 +1112,12 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	int rc = emu_crash_init_checked();
 	if (rc)
 		return rc;
+	/* a re-key under a new key killed after its meta file was placed is
+	 * finished first (rekey.c): its new key opens the pool */
+	char rekey_key[PATH_MAX + 16];
+	key_path_of(cfg->key_file, path, rekey_key, sizeof(rekey_key));
+	if ((rc = emu_rekey_key_finish(path, rekey_key)) < 0)
+		return rc;
 	struct emu *e = calloc(1, sizeof(*e));
 	if (!e)
 		return emu_err(-ENOMEM, "out of memory");

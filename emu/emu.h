@@ -108,6 +108,8 @@ int emu_info(const char *path, struct spm_info *out);
 /* Give the clean pool at path a new uuid and re-encrypt it under the key
  * derived for it (a restored copy made safe to use: rekey.c). */
 int emu_rekey(const char *path, const struct emu_config *cfg);
+/* The same under a new random key, which replaces the key file's (rekey.c). */
+int emu_rekey_key(const char *path, const struct emu_config *cfg);
 
 bool emu_was_dirty(const struct emu *e);
 uint64_t emu_size(const struct emu *e);

@@ -844,6 +844,8 @@ uint64_t key_generation(const struct keyfile *kf, const uint8_t uuid[16]);
 void key_new_path(const char *path, const uint8_t uuid[16], char *out, size_t n);
 int key_new(const char *path, unsigned bits, const uint8_t uuid[16], struct keyfile *kf);
 int key_commit_new(const char *path, const uint8_t uuid[16]);
+int key_write_new(const char *path, const uint8_t uuid[16], const struct keyfile *kf);
+int key_commit_replace(const char *path, const uint8_t uuid[16]);
 int key_has_room(const struct keyfile *kf, const uint8_t uuid[16]);
 int key_raise(const char *path, const uint8_t uuid[16], uint64_t gen, const uint8_t *key,
 	      unsigned bits);
@@ -898,6 +900,9 @@ int emu_derive_keys(const uint8_t *key, unsigned bits, const uint8_t uuid[16], u
 		    uint8_t kcv[16]);
 uint32_t data_hdr_crc(const struct data_hdr *dh);
 int emu_check_epochs(const struct media *m, const struct keyfile *kf, const uint8_t uuid[16]);
+/* rekey.c, for emu.c: a re-key under a new key killed after its first rename
+ * finished (1), none (0), or an error */
+int emu_rekey_key_finish(const char *path, const char *key_path);
 int create_fill_ciphertext(struct emu *e);
 
 #endif

@@ -354,6 +354,32 @@ int key_commit_new(const char *path, const uint8_t uuid[16])
 	return move_temp(path, tmp, 1);
 }
 
+/* key_write_new -- kf, a re-key's new key (rekey.c), written to
+ * key_new_path(path, uuid) beside the key file it is to replace. */
+int key_write_new(const char *path, const uint8_t uuid[16], const struct keyfile *kf)
+{
+	char tmp[PATH_MAX + 16];
+	key_new_path(path, uuid, tmp, sizeof(tmp));
+	return write_file(path, tmp, kf);
+}
+
+/* key_commit_replace -- the key written by key_write_new renamed over the
+ * key file at path, the directory synced.  Unlike move_temp, a failed
+ * rename keeps the temporary: the pool's files may already need that key. */
+int key_commit_replace(const char *path, const uint8_t uuid[16])
+{
+	char tmp[PATH_MAX + 16];
+	key_new_path(path, uuid, tmp, sizeof(tmp));
+	if (rename(tmp, path) != 0)
+		return emu_err(SPM_E_KEYFILE, "key file %s: cannot put the new key %s in place: %s",
+			       path, tmp, strerror(errno));
+	int rc = sync_dir(path);
+	if (rc)
+		return emu_err(SPM_E_KEYFILE, "key file %s: cannot sync its directory: %s", path,
+			       strerror(-rc));
+	return 0;
+}
+
 /* key_has_room -- kf can record the pool uuid (it has it, or room for it). */
 int key_has_room(const struct keyfile *kf, const uint8_t uuid[16])
 {

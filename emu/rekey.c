@@ -19,6 +19,26 @@
  * Only a pool closed cleanly (a backup of a closed pool) is re-keyed: a
  * dirty one would need a recovery, and recovery re-encrypts lines under the
  * old key.
+ *
+ * Under a new key (emu_rekey_key, spm_rekey_key): the same, with a new
+ * random AES key as well as a new uuid, and the key file replaced.  It
+ * refuses a key file that records any pool but this one (another pool may
+ * use that key).  Everything is written before anything is renamed: the
+ * data and meta temporaries, then the new key, a key file recording the new
+ * uuid alone at generation 0, at "<key>.new.<id>" (key_new_path), all
+ * fsynced.  Then three renames, each followed by a directory sync:
+ *   1. "<path>.meta.new" -> "<path>.meta"   (rekey.meta_placed)
+ *   2. "<path>.new" -> "<path>"             (rekey.data_placed)
+ *   3. "<key>.new.<id>" -> "<key>"          (rekey.committed)
+ * The old key stays until the last.  Killed before 1: the pool is as it
+ * was, under the old key (the next re-key clears the temporaries, the new
+ * key's too).  Killed after 1: the meta file's key check value is the
+ * waiting new key's, not the key file's -- that state is recognised by
+ * emu_rekey_key_finish, which every spm_open (and every re-key) calls
+ * before it reads the pool: it does 2 if not done and 3, under the lock of
+ * the new data file (SPM_E_BUSY while the re-key runs), and the pool opens
+ * under the new key.  No rename undoes another, so every state between
+ * them is one of these.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -91,7 +111,7 @@ static int rekey_finish(const char *path, const char *meta, const char *tmp_data
  * another uuid, and the meta temporary of the anchor's uuid (or empty).
  * Only those: the pool's own files are never touched.  0, or an error (a
  * file there that is not such a temporary: -EEXIST). */
-static int rekey_clear(const char *path, const uint8_t uuid[16])
+static int rekey_clear(const char *path, const char *key_path, const uint8_t uuid[16])
 {
 	char tmp_data[PATH_MAX + 16], tmp_meta[PATH_MAX + 16];
 	create_temp_paths(path, tmp_data, tmp_meta, sizeof(tmp_data));
@@ -111,7 +131,18 @@ static int rekey_clear(const char *path, const uint8_t uuid[16])
 		return emu_err(SPM_E_BUSY, "%s: being re-keyed by another process", path);
 	}
 	int rc = 0;
-	if (lstat(tmp_meta, &st) == 0) {
+	char tmp_key[PATH_MAX + 32]; /* a re-key under a new key wrote it after the anchor */
+	key_new_path(key_path, a, tmp_key, sizeof(tmp_key));
+	if (lstat(tmp_key, &st) == 0) {
+		/* that re-key's key, or one it was killed writing (shorter than
+		 * a key file of one record) */
+		if (key_is_leftover(tmp_key, a) || (S_ISREG(st.st_mode) && st.st_size < 80))
+			rc = unlink(tmp_key) == 0 ? 0 : emu_err(-errno, "%s: %s", tmp_key,
+								strerror(errno));
+		else
+			rc = emu_err(-EEXIST, "%s exists and is not a re-key's", tmp_key);
+	}
+	if (!rc && lstat(tmp_meta, &st) == 0) {
 		if (st.st_size == 0 || (file_uuid(tmp_meta, SB_MAGIC, m) && !memcmp(m, a, 16)))
 			rc = unlink(tmp_meta) == 0 ? 0 : emu_err(-errno, "%s: %s", tmp_meta,
 								 strerror(errno));
@@ -218,7 +249,8 @@ static void new_page0s(const uint8_t *data, const uint8_t *meta, const uint8_t u
  * one can tell from the pool's own files). */
 static int make_copies(struct media *m, const struct media *cur, const char *tmp_data,
 		       const char *tmp_meta, const uint8_t uuid[16], const uint8_t kcv[16],
-		       struct crypto *old, struct crypto *neu)
+		       struct crypto *old, struct crypto *neu, const char *key_path,
+		       const struct keyfile *kn, int *key_made)
 {
 	const struct superblock *sb = (const struct superblock *)cur->meta;
 	uint8_t dpage[EMU_PAGE], mpage[EMU_PAGE];
@@ -234,6 +266,11 @@ static int make_copies(struct media *m, const struct media *cur, const char *tmp
 	memcpy(m->data, dpage, EMU_PAGE);
 	if ((rc = reencrypt(old, neu, sb, cur->meta, cur->data, m->data)))
 		return emu_err(rc, "OpenSSL: re-encryption failed");
+	if (key_path) { /* a new key: written and fsynced beside the key file */
+		if ((rc = key_write_new(key_path, uuid, kn)))
+			return rc;
+		*key_made = 1;
+	}
 	emu_crash_point("rekey.files_made");
 	/* on the disk before they replace the pool's */
 	if (msync(m->data, m->data_len, MS_SYNC) || msync(m->meta, m->meta_len, MS_SYNC))
@@ -255,6 +292,149 @@ static int place(struct media *m, const char *path, const char *meta)
 	memset(m->data + CREATE_MARK_OFF, 0, sizeof(CREATE_MARK));
 	(void)msync(m->data, EMU_PAGE, MS_SYNC);
 	return 0;
+}
+
+/* place_key -- the files re-keyed under a new key over the pool's: meta,
+ * data, then the key (see the top of this file). */
+static int place_key(struct media *m, const char *path, const char *meta, const char *key_path,
+		     const uint8_t uuid[16])
+{
+	/* the temporaries' names on the disk before the first rename */
+	(void)sync_dir(path);
+	(void)sync_dir(key_path);
+	if (rename(m->meta_path, meta) != 0)
+		return emu_err(-errno, "%s: %s", meta, strerror(errno));
+	(void)sync_dir(path);
+	emu_crash_point("rekey.meta_placed");
+	if (rename(m->data_path, path) != 0)
+		return emu_err(-errno, "%s: %s (the next spm_open or spm_rekey_key finishes the "
+			       "re-key)", path, strerror(errno));
+	(void)sync_dir(path);
+	emu_crash_point("rekey.data_placed");
+	int rc = key_commit_replace(key_path, uuid);
+	if (rc)
+		return rc;
+	emu_crash_point("rekey.committed");
+	memset(m->data + CREATE_MARK_OFF, 0, sizeof(CREATE_MARK));
+	(void)msync(m->data, EMU_PAGE, MS_SYNC);
+	return 0;
+}
+
+/* new_key_identity -- a random uuid and a random key of bits in kn (a key
+ * file recording that uuid alone, at generation 0), the key check value
+ * and cipher of the key under the uuid. */
+static int new_key_identity(struct keyfile *kn, unsigned bits, uint8_t uuid[16],
+			    uint8_t kcv[16], struct crypto **neu)
+{
+	uint8_t enc[32];
+	memset(kn, 0, sizeof(*kn));
+	kn->bits = bits;
+	if (RAND_bytes(uuid, 16) != 1 || RAND_bytes(kn->key, (int)(bits / 8)) != 1)
+		return emu_err(SPM_E_CRYPTO, "OpenSSL: no random bytes for a key");
+	if (!(kn->rec = calloc(1, sizeof(*kn->rec))))
+		return emu_err(-ENOMEM, "out of memory");
+	kn->nrec = 1;
+	memcpy(kn->rec[0].uuid, uuid, 16);
+	int rc = emu_derive_keys(kn->key, bits, uuid, enc, kcv);
+	if (!rc)
+		rc = crypto_new(neu, enc, bits);
+	OPENSSL_cleanse(enc, sizeof(enc));
+	return rc;
+}
+
+/* read_sb -- the superblock at the head of the meta file at path, if its
+ * magic and checksum are right. */
+static int read_sb(const char *path, struct superblock *sb)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, sb, sizeof(*sb), 0)
+							       : -1;
+	close(fd);
+	return n == (ssize_t)sizeof(*sb) && memcmp(sb->magic, SB_MAGIC, 8) == 0 &&
+	       sb->checksum == sb_crc(sb);
+}
+
+/* key_opens -- the key file at key_path holds the key of sb (its check
+ * value under sb's uuid). */
+static int key_opens(const char *key_path, const struct superblock *sb)
+{
+	struct keyfile kf;
+	uint8_t enc[32], kcv[16];
+	int ok = key_read(key_path, &kf) == 0 && kf.bits == sb->aes_bits &&
+		 emu_derive_keys(kf.key, kf.bits, sb->uuid, enc, kcv) == 0 &&
+		 CRYPTO_memcmp(kcv, sb->kcv, 16) == 0;
+	OPENSSL_cleanse(enc, sizeof(enc));
+	key_free(&kf);
+	return ok;
+}
+
+/* key_pending -- the meta file at meta is one a re-key under a new key has
+ * put in place and not yet followed by its key: the key file waiting at
+ * key_new_path(key_path, its uuid) opens it, the one at key_path does not;
+ * its uuid in uuid. */
+static int key_pending(const char *meta, const char *key_path, uint8_t uuid[16])
+{
+	struct superblock sb;
+	char tmp_key[PATH_MAX + 32];
+	struct stat st;
+	if (!read_sb(meta, &sb) || !sb.aes_bits)
+		return 0;
+	key_new_path(key_path, sb.uuid, tmp_key, sizeof(tmp_key));
+	if (lstat(tmp_key, &st) != 0)
+		return 0;
+	int r = key_opens(tmp_key, &sb) && !key_opens(key_path, &sb);
+	emu_err_clear(); /* the reads' errors are not the caller's */
+	memcpy(uuid, sb.uuid, 16);
+	return r;
+}
+
+/* emu_rekey_key_finish -- a re-key under a new key killed after its first
+ * rename finished (see the top of this file): its data file, then its key
+ * put in place, under the lock of the new data file.  1 if one was
+ * finished, 0 if there was none, or an error. */
+int emu_rekey_key_finish(const char *path, const char *key_path)
+{
+	char meta[PATH_MAX + 16], tmp_data[PATH_MAX + 16], tmp_meta[PATH_MAX + 16];
+	uint8_t uuid[16], again[16], d[16], a[16];
+	if (strlen(path) + 16 >= PATH_MAX || strlen(key_path) + 16 >= PATH_MAX)
+		return 0; /* too long for a pool's names (check_names says so) */
+	snprintf(meta, sizeof(meta), "%s.meta", path);
+	create_temp_paths(path, tmp_data, tmp_meta, sizeof(tmp_data));
+	if (!key_pending(meta, key_path, uuid))
+		return 0;
+	int placed = file_uuid(path, DH_MAGIC, d) && memcmp(d, uuid, 16) == 0;
+	const char *lock = placed ? path : tmp_data;
+	int fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return emu_err(SPM_E_CORRUPT, "%s: its meta file is from a re-key under a new key "
+			       "and its data file is missing (%s: %s)", path, lock,
+			       strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);
+		return emu_err(SPM_E_BUSY, "%s: being re-keyed by another process", path);
+	}
+	/* locked: still that file, still that state? */
+	int rc = 0;
+	if (!same_file(fd, lock) || !key_pending(meta, key_path, again) ||
+	    memcmp(again, uuid, 16) != 0)
+		rc = emu_err(SPM_E_BUSY, "%s: being re-keyed by another process", path);
+	if (!rc && !placed) {
+		if (anchor_read(fd, a) != 1 || memcmp(a, uuid, 16) != 0 ||
+		    (file_uuid(path, DH_MAGIC, d) && memcmp(d, uuid, 16) == 0))
+			rc = emu_err(SPM_E_CORRUPT, "%s: its meta file is from a re-key under a "
+				     "new key, %s is not that re-key's data file", path, tmp_data);
+		else if (rename(tmp_data, path) != 0)
+			rc = emu_err(-errno, "%s: %s", path, strerror(errno));
+		else
+			(void)sync_dir(path);
+	}
+	if (!rc)
+		rc = key_commit_replace(key_path, uuid);
+	close(fd);
+	return rc ? rc : 1;
 }
 
 /* new_identity -- a random uuid, and the key check value and cipher of the
@@ -290,8 +470,21 @@ static int old_cipher(const char *path, const struct keyfile *kf, const struct s
 	return rc;
 }
 
-/* emu_rekey -- re-key the clean pool at path (see the top of this file). */
-int emu_rekey(const char *path, const struct emu_config *cfg)
+/* only_pool -- the key file kf records no pool but uuid (its key can be
+ * replaced without locking another pool out). */
+static int only_pool(const char *key_path, const struct keyfile *kf, const uint8_t uuid[16])
+{
+	for (uint32_t i = 0; i < kf->nrec; i++)
+		if (memcmp(kf->rec[i].uuid, uuid, 16) != 0)
+			return emu_err(SPM_E_INVAL, "key file %s records another pool as well (a key "
+				       "shared by pools, or one kept by an earlier re-key): its key "
+				       "is not replaced", key_path);
+	return 0;
+}
+
+/* rekey -- re-key the clean pool at path (see the top of this file), under
+ * a new key if new_key. */
+static int rekey(const char *path, const struct emu_config *cfg, int new_key)
 {
 	int rc = emu_crash_init_checked();
 	if (rc)
@@ -303,14 +496,20 @@ int emu_rekey(const char *path, const struct emu_config *cfg)
 		return rc;
 	snprintf(meta, sizeof(meta), "%s.meta", path);
 	create_temp_paths(path, tmp_data, tmp_meta, sizeof(tmp_data));
-	if ((rc = rekey_finish(path, meta, tmp_data)))
+	/* an interrupted re-key under a new key: finished, and that is one */
+	if ((rc = emu_rekey_key_finish(path, key_path)))
+		return rc < 0 ? rc : 0;
+	if ((rc = rekey_finish(path, meta, tmp_data)) < 0 || (rc && !new_key))
 		return rc < 0 ? rc : 0;
 	struct data_hdr dh;
 	struct superblock sb;
-	struct keyfile kf;
+	struct keyfile kf, kn;
 	struct crypto *old = NULL, *neu = NULL;
 	struct media cur, m;
+	int key_made = 0;
+	char tmp_key[PATH_MAX + 32];
 	memset(&kf, 0, sizeof(kf));
+	memset(&kn, 0, sizeof(kn));
 	memset(&cur, 0, sizeof(cur));
 	memset(&m, 0, sizeof(m));
 	cur.lock_fd = cur.meta_lock_fd = m.lock_fd = m.meta_lock_fd = -1;
@@ -343,20 +542,30 @@ int emu_rekey(const char *path, const struct emu_config *cfg)
 		rc = emu_err(SPM_E_BUSY, "%s: changed while it was being re-keyed", path);
 		goto out;
 	}
-	if ((rc = emu_check_epochs(&cur, &kf, sb.uuid)) || (rc = rekey_clear(path, sb.uuid)) ||
-	    (rc = check_clean(path, &sb, cur.meta)) || (rc = new_identity(&kf, uuid, kcv, &neu)))
+	if ((rc = emu_check_epochs(&cur, &kf, sb.uuid)) ||
+	    (new_key && (rc = only_pool(key_path, &kf, sb.uuid))) ||
+	    (rc = rekey_clear(path, key_path, sb.uuid)) || (rc = check_clean(path, &sb, cur.meta)))
 		goto out;
-	if (!key_has_room(&kf, uuid)) {
+	if ((rc = new_key ? new_key_identity(&kn, sb.aes_bits, uuid, kcv, &neu)
+			  : new_identity(&kf, uuid, kcv, &neu)))
+		goto out;
+	if (!new_key && !key_has_room(&kf, uuid)) {
 		rc = emu_err(SPM_E_KEYFILE, "key file %s: it records as many pools as it can "
 			     "hold; use another key file", key_path);
 		goto out;
 	}
-	if ((rc = make_copies(&m, &cur, tmp_data, tmp_meta, uuid, kcv, old, neu)))
+	if ((rc = make_copies(&m, &cur, tmp_data, tmp_meta, uuid, kcv, old, neu,
+			      new_key ? key_path : NULL, &kn, &key_made)))
 		goto out;
-	rc = place(&m, path, meta);
+	rc = new_key ? place_key(&m, path, meta, key_path, uuid) : place(&m, path, meta);
 out:
-	if (rc && m.data_path && !same_file(m.meta_lock_fd, meta))
+	if (rc && m.data_path && !same_file(m.meta_lock_fd, meta)) {
 		media_unlink_own(&m); /* nothing placed yet: the temporaries go */
+		if (key_made) {
+			key_new_path(key_path, uuid, tmp_key, sizeof(tmp_key));
+			unlink(tmp_key);
+		}
+	}
 	if (m.data_path)
 		media_close(&m);
 	if (cur.data_path)
@@ -364,5 +573,18 @@ out:
 	crypto_free(old);
 	crypto_free(neu);
 	key_free(&kf);
+	key_free(&kn);
 	return rc;
+}
+
+/* emu_rekey -- re-key the clean pool at path under a new uuid. */
+int emu_rekey(const char *path, const struct emu_config *cfg)
+{
+	return rekey(path, cfg, 0);
+}
+
+/* emu_rekey_key -- re-key it under a new uuid and a new key. */
+int emu_rekey_key(const char *path, const struct emu_config *cfg)
+{
+	return rekey(path, cfg, 1);
 }

@@ -363,6 +363,25 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options);
 SPM_API int spm_rekey(const char *path, const char *options);
 
 /*
+ * spm_rekey_key -- re-encrypt every line of the clean pool at path under a
+ * NEW random AES key (and a new identity), which replaces the key in its
+ * key file: copies of the pool files, and copies of the old key file, no
+ * longer open it.  The key file must record no other pool (another pool
+ * may use that key): SPM_E_INVAL otherwise, as for a plain pool, an
+ * integrity or deduplicating design, or a pool not closed cleanly.
+ * Options: key_file= (others are accepted and ignored).  Crash-safe: the
+ * new data and meta files and the new key ("<key>.new.<id>") are written
+ * and synced, then renamed over the meta file, the data file and last the
+ * key file; a process killed before the first rename leaves the pool under
+ * its old key (the next spm_rekey_key clears what it left), one killed
+ * after it leaves a pool that the next spm_open (or spm_rekey_key)
+ * finishes, putting the data file and the new key in place: the pool opens
+ * under the old key or the new one, never neither.  Takes the pool's size
+ * of free space while it runs.  The command: spm-pool rekey.
+ */
+SPM_API int spm_rekey_key(const char *path, const char *options);
+
+/*
  * Integrity (designs bmt-nocc, sc, osiris, ccnvm-nods, ccnvm; cc-NVM, DAC
  * 2019): every line has a MAC over (ciphertext, counter, address), and a
  * Merkle tree of MACs covers the counters; its root and the registers of

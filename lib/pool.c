@@ -342,6 +342,16 @@ SPM_API int spm_rekey(const char *path, const char *options)
 	return rc ? rc : emu_rekey(path, &cfg);
 }
 
+SPM_API int spm_rekey_key(const char *path, const char *options)
+{
+	emu_err_clear();
+	if (!path)
+		return emu_err(SPM_E_INVAL, "spm_rekey_key: NULL path");
+	struct emu_config cfg;
+	int rc = config_parse(&cfg, options);
+	return rc ? rc : emu_rekey_key(path, &cfg);
+}
+
 SPM_API int spm_close(spm_pool *pool)
 {
 	if (!pool)

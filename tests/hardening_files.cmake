@@ -4,6 +4,9 @@
 spm_test(test_trust unit)
 # spm_create killed at every crash point it passes: complete, or free.
 spm_test(test_create_crash crash)
+# spm_rekey_key (a new key) killed at every crash point it passes: the pool
+# opens under the old key or the new one, and a second re-key succeeds.
+spm_test(test_rekey_key crash)
 # Attacks on the pool's files (spoofing, splicing, replay, rollback) on the
 # integrity designs, clean and after a crash, and on the controls.
 spm_test(test_attack attack internal)

@@ -10,7 +10,9 @@
 # --offset/--length/--raw shows what spm-hello wrote; a ccnvm pool with one
 # byte of its data file flipped is reported by check (exit 5, the line
 # named) and refused by info (exit 27); the wrong key exits 15, a file that
-# is not a pool 10, a truncated one 11, usage errors 2, --help 0.
+# is not a pool 10, a truncated one 11, usage errors 2, --help 0; rekey
+# re-encrypts a pool under a new key (the old key file then exits 15) and
+# refuses a dirty one (20).
 set -euo pipefail
 
 if [ $# -ne 3 ]; then
@@ -61,6 +63,7 @@ read_only() {
 # ---- usage ------------------------------------------------------------------
 expect_rc 0 "--help" "$tool" --help
 grep -q "spm-rekey" <<<"$out" || fail "--help does not point at spm-rekey"
+grep -q "spm-pool rekey POOL" <<<"$out" || fail "--help lacks rekey"
 grep -q "Exit status" <<<"$out" || fail "--help lists no exit status"
 expect_rc 2 "no arguments" "$tool"
 expect_rc 2 "unknown command" "$tool" frobnicate "$dir/x"
@@ -72,8 +75,8 @@ expect_rc 2 "dump without offset value" "$tool" dump "$dir/x" --offset
 expect_rc 2 "create bad size" "$tool" create "$dir/x" 12q
 expect_rc 2 "create no size" "$tool" create "$dir/x"
 expect_rc 2 "too many arguments" "$tool" info "$dir/x" a b
-expect_rc 2 "rekey is not here" "$tool" rekey "$dir/x"
-grep -q "spm-rekey" <<<"$out" || fail "rekey does not point at spm-rekey"
+expect_rc 2 "rekey too many arguments" "$tool" rekey "$dir/x" a b
+expect_rc 3 "rekey missing pool" "$tool" rekey "$dir/nothing"
 expect_rc 3 "missing pool" "$tool" info "$dir/nothing"
 [ ! -e "$dir/x" ] || fail "a usage error made a file"
 
@@ -162,6 +165,29 @@ expect_rc 11 "info truncated" "$tool" info "$dir/trunc"
 expect_rc 11 "check truncated" "$tool" check "$dir/trunc"
 [ "$(stat -c %s "$dir/trunc")" = 2097152 ] || fail "a truncated pool was changed"
 [ -z "$(ls -A "$TMPDIR")" ] || fail "a refusal left its copy"
+
+# ---- rekey: a new key ---------------------------------------------------------
+cp -p "$p.key" "$dir/saved.key"
+key_before=$(od -An -tx1 -j16 -N32 "$p.key")
+expect_rc 0 "rekey" "$tool" rekey "$p"
+grep -q "re-encrypted under a new key" <<<"$out" || fail "rekey: $out"
+[ "$(od -An -tx1 -j16 -N32 "$p.key")" != "$key_before" ] || fail "rekey kept the key"
+root=$("$tool" dump "$p" --offset 4168 --length 8 --raw | od -An -t u8 | tr -d ' ')
+msg=$("$tool" dump "$p" --offset $((root + 8)) --length 16 --raw)
+[ "$msg" = "hello from run 2" ] || fail "after rekey: \"$msg\""
+expect_rc 15 "the old key after rekey" "$tool" info "$p" "key_file=$dir/saved.key"
+expect_rc 0 "hello after rekey" "$hello" "$p"
+ls "$dir" | grep -q "clean\.new\|clean\.meta\.new\|clean\.key\.new" &&
+	fail "rekey left a temporary: $(ls "$dir")"
+d2=$dir/dirty2
+expect_rc 0 "btree create 2" "$btree" create "$d2" "design=sca"
+rc=0
+SPM_CRASH=after:3000 "$btree" run "$d2" 500 >/dev/null 2>&1 || rc=$?
+[ "$rc" = 137 ] || fail "SPM_CRASH=after:3000 run 2: exit $rc, want 137 (killed)"
+before=$(sums "$d2")
+expect_rc 20 "rekey dirty" "$tool" rekey "$d2"
+grep -q "not closed cleanly" <<<"$out" || fail "rekey dirty: $out"
+[ "$(sums "$d2")" = "$before" ] || fail "a refused rekey changed the dirty pool"
 
 # ---- a tampered integrity pool -----------------------------------------------
 t=$dir/tamper

@@ -1,13 +1,14 @@
 /*
  * spm_pool.c -- spm-pool, the pool tool (as pmempool is to libpmemobj):
  * info, check, dump and stat read a pool without writing to it, create makes
- * one.
+ * one, rekey re-encrypts one under a new key.
  *
  *   spm-pool info POOL [OPTIONS]
  *   spm-pool check POOL [OPTIONS]
  *   spm-pool dump POOL [--offset O] [--length L] [--raw] [OPTIONS]
  *   spm-pool stat POOL [OPTIONS]
  *   spm-pool create POOL SIZE [OPTIONS]
+ *   spm-pool rekey POOL [OPTIONS]
  *
  * check, dump and stat (and info on a dirty pool) open a private copy of the
  * pool's files (data, .meta, its key file and <key>.tcb) in a temporary
@@ -41,6 +42,7 @@ static void usage_to(FILE *f)
 		"       spm-pool dump POOL [--offset O] [--length L] [--raw] [OPTIONS]\n"
 		"       spm-pool stat POOL [OPTIONS]\n"
 		"       spm-pool create POOL SIZE [OPTIONS]\n"
+		"       spm-pool rekey POOL [OPTIONS]\n"
 		"       spm-pool --help\n"
 		"OPTIONS is spm's \"key=value;...\" (as spm_open's: key_file=..., or\n"
 		"spm_create's for create).  Numbers take suffixes k, m, g.\n"
@@ -54,12 +56,16 @@ static void usage_to(FILE *f)
 		"          (default: to the end), as hex like xxd or raw (--raw)\n"
 		"  stat    every statistic after an open (recovery's included)\n"
 		"  create  a new pool of SIZE bytes\n"
+		"  rekey   re-encrypt every line of a clean pool under a new random key,\n"
+		"          which replaces the key in its key file (spm_rekey_key); the\n"
+		"          old key file no longer opens it.  Crash-safe: killed, the pool\n"
+		"          opens under the old key or the new one\n"
 		"check, dump and stat (and info on a dirty pool) open a copy of the pool's\n"
 		"files (data, .meta, key file, <key>.tcb) in a temporary directory\n"
 		"($TMPDIR or /tmp): a dirty pool is recovered there, as any open would\n"
 		"recover it, and the pool's own files are only read.  Do not run them on\n"
 		"a pool another process has open.  To re-key a pool restored from a\n"
-		"backup use spm-rekey.\n"
+		"backup (a new identity under the same key) use spm-rekey.\n"
 		"Exit status: 0 ok, 2 usage, 3 system error, 5 check found damage\n"
 		"(tampered lines), 10 + the error's place among spm's codes otherwise\n"
 		"(10 not a pool, 11 truncated, 12 corrupt, 13 mismatch, 15 wrong key,\n"
@@ -535,6 +541,15 @@ static int cmd_create(const char *path, const char *size_s, const char *opts)
 	return rc ? fail(path, rc) : 0;
 }
 
+static int cmd_rekey(const char *path, const char *opts)
+{
+	int rc = spm_rekey_key(path, opts);
+	if (rc)
+		return fail(path, rc);
+	printf("%s: re-encrypted under a new key\n", path);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
@@ -589,6 +604,6 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "stat"))
 		return cmd_stat(path, opts);
 	if (!strcmp(cmd, "rekey"))
-		return usage("%s", "rekey: use spm-rekey to re-key a pool restored from a backup");
+		return cmd_rekey(path, opts);
 	return usage("unknown command %s", cmd);
 }
