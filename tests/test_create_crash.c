@@ -121,6 +121,18 @@ static int do_step(enum step step, const char *path, const char *opts)
 	return 5;
 }
 
+struct step_arg {
+	enum step step;
+	const char *path, *opts;
+};
+
+/* step_in_child -- run_in_child's function: the step. */
+static int step_in_child(const void *arg)
+{
+	const struct step_arg *a = arg;
+	return do_step(a->step, a->path, a->opts);
+}
+
 /* run_step -- step on path (opts) in a child with SPM_CRASH=crash (NULL:
  * none); its wait status, and for crash "count" its crash points in
  * *points.  The test fails if the child exits with a code other than 0 or
@@ -128,36 +140,9 @@ static int do_step(enum step step, const char *path, const char *opts)
 static int run_step(enum step step, const char *path, const char *opts, const char *crash,
 		    long *points, const int *want)
 {
-	int fds[2];
-	assert_int_equal(pipe(fds), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		close(fds[0]);
-		if (dup2(fds[1], 2) < 0)
-			_exit(120);
-		if (crash)
-			setenv("SPM_CRASH", crash, 1);
-		else
-			unsetenv("SPM_CRASH");
-		exit(do_step(step, path, opts));
-	}
-	close(fds[1]);
 	char err[8192];
-	size_t len = 0;
-	ssize_t n;
-	while ((n = read(fds[0], err + len, sizeof(err) - 1 - len)) > 0)
-		len += (size_t)n;
-	err[len] = '\0';
-	close(fds[0]);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (points) {
-		const char *c = strstr(err, "spm-crash-points: ");
-		*points = c ? strtol(c + strlen("spm-crash-points: "), NULL, 10) : -1;
-	}
+	struct step_arg a = {step, path, opts};
+	int status = run_in_child(step_in_child, &a, crash, err, sizeof(err), points);
 	int ok = !WIFEXITED(status) || WEXITSTATUS(status) == 0;
 	for (unsigned i = 0; want && want[i] && !ok; i++)
 		ok = WEXITSTATUS(status) == want[i];

@@ -3,7 +3,8 @@
  * write one (spit), check one's bytes (assert_file_is), remove a pool's
  * three files (remove_pool_files), create a pool where none was
  * (fresh_pool), keep a pool's files and put them back (pool_save,
- * pool_restore, pool_restore_files), count an SPM_AUDIT log's reused pads (audit_reused).
+ * pool_restore, pool_restore_files), count an SPM_AUDIT log's reused pads (audit_reused),
+ * run a step in a child killed at a crash point (run_in_child).
  * Include after <cmocka.h>: failures are cmocka assertions.
  */
 #ifndef SPM_TEST_FILES_H
@@ -14,6 +15,8 @@
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <spm.h>
@@ -171,6 +174,47 @@ static inline unsigned audit_reused(const char *audit, unsigned *records)
 		*records = audit_lines(all);
 	}
 	return audit_lines(cmd);
+}
+
+/*
+ * run_in_child -- fn(arg) in a forked child with SPM_CRASH=crash (NULL:
+ * none), its return value the child's exit code; the child's stderr into
+ * err (errlen bytes, NUL-terminated) and, for crash "count", its crash
+ * points into *points (-1 if it printed none).  Returns the wait status.
+ */
+static inline int run_in_child(int (*fn)(const void *), const void *arg, const char *crash,
+			      char *err, size_t errlen, long *points)
+{
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		if (dup2(fds[1], 2) < 0)
+			_exit(120);
+		if (crash)
+			setenv("SPM_CRASH", crash, 1);
+		else
+			unsetenv("SPM_CRASH");
+		exit(fn(arg));
+	}
+	close(fds[1]);
+	size_t len = 0;
+	ssize_t n;
+	while (len < errlen - 1 && (n = read(fds[0], err + len, errlen - 1 - len)) > 0)
+		len += (size_t)n;
+	err[len] = '\0';
+	close(fds[0]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (points) {
+		const char *c = strstr(err, "spm-crash-points: ");
+		*points = c ? strtol(c + strlen("spm-crash-points: "), NULL, 10) : -1;
+	}
+	return status;
 }
 
 #endif
