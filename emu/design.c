@@ -88,6 +88,28 @@ int placement_find(const char *name)
 	return -1;
 }
 
+/*
+ * emu_design_unannotated -- whether the design called name keeps a program
+ * that makes no CounterAtomic annotations crash consistent: 1 yes, 0 no,
+ * -1 no such design.  Not: selective counter-atomicity (sca: only the
+ * annotated writes are paired with their counters), and write-back counter
+ * caches with no atomicity, no battery and no counter recovery (unsafe,
+ * bmt-nocc).  The integrity designs recover counters (sc, osiris, ccnvm...)
+ * and the dedup designs take pads from the hash, not a cached counter.
+ */
+int emu_design_unannotated(const char *name)
+{
+	const struct design *d = design_find(name);
+	if (!d)
+		return -1;
+	if (d->ca == CA_SELECTIVE)
+		return 0;
+	if (d->enc == ENC_CTR && d->cc == CC_WB && d->ca == CA_NONE && d->dedup == DEDUP_NONE &&
+	    (d->integrity == INTEG_NONE || d->integrity == INTEG_NOCC))
+		return 0;
+	return 1;
+}
+
 /* design_find -- the preset called name, or NULL. */
 const struct design *design_find(const char *name)
 {

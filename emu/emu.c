@@ -558,6 +558,7 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	e->media.lock_fd = e->media.meta_lock_fd = -1;
 	e->audit_fd = -1;
 	const char *design = cfg->design[0] ? cfg->design : "sca";
+	e->data_unlocked = cfg->lock_data_off;
 	unsigned bits = cfg->aes_bits ? cfg->aes_bits : 128;
 	if ((rc = resolve(e, cfg, design)) || (rc = runtime_init(e, cfg)) ||
 	    (rc = check_cache_fits(e, SHADOW_SLOTS)) || (rc = audit_open(e)))
@@ -745,7 +746,10 @@ fail:
  * on a crash leaves a pool that opens. */
 int emu_commit_create(struct emu *e)
 {
-	return create_commit(e);
+	int rc = create_commit(e);
+	if (!rc && e->data_unlocked)
+		media_unlock_data(&e->media);
+	return rc;
 }
 
 /* emu_discard -- a pool refused before its creation was committed (by
@@ -1249,7 +1253,8 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		goto fail;
 	}
 	/* everything is checked: from here on the files may change */
-	if ((rc = media_open(&e->media, path, cfg->durability)))
+	e->data_unlocked = cfg->lock_data_off;
+	if ((rc = media_open(&e->media, path, cfg->durability, !cfg->lock_data_off)))
 		goto fail;
 	if (e->media.data_len != dh.pool_size || e->media.meta_len != sb.meta_size) {
 		rc = emu_err(SPM_E_TRUNCATED, "%s: changed size while opening", path);

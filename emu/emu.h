@@ -74,6 +74,8 @@ struct emu_config {
 	unsigned dedup_window; /* the history window's writes (0: 3) */
 	int dedup_early_map; /* a negative control (test knob): a unique unit mapped
 			      * before its data entries are written */
+	int lock_data_off;   /* the data file is not flocked: its program locks it (the
+			      * preload shim; the meta file still is), not an option */
 	struct spm_tamper *tamper_out; /* spm_verify: where the open lists what it */
 	size_t tamper_max, *tamper_found; /* found tampered (NULL: nowhere) */
 };
@@ -114,6 +116,9 @@ int emu_rekey_key(const char *path, const struct emu_config *cfg);
 bool emu_was_dirty(const struct emu *e);
 uint64_t emu_size(const struct emu *e);
 const char *emu_design_name(const struct emu *e);
+/* the design called name keeps programs without CounterAtomic annotations
+ * crash consistent: 1, 0, or -1 if there is no such design (design.c) */
+int emu_design_unannotated(const char *name);
 /* the design keeps data MACs and a tree (bmt.c) */
 bool emu_has_integrity(const struct emu *e);
 /* Fault in every page of [addr, addr+len) writable, contents unchanged. */

@@ -530,7 +530,8 @@ int media_create(struct media *m, const char *path, const char *meta_path, uint6
 		 const void *meta_head, size_t meta_n);
 int same_file(int fd, const char *path);
 void media_unlink_own(const struct media *m);
-int media_open(struct media *m, const char *path, int durability);
+int media_open(struct media *m, const char *path, int durability, int lock_data);
+void media_unlock_data(struct media *m);
 void media_close(struct media *m);
 void media_prefault(struct media *m);
 int emu_populate(void *addr, size_t len);
@@ -764,6 +765,7 @@ struct emu {
 	uint8_t epoch_key[32]; /* HKDF(key, uuid, "spm epoch"): the epoch words' MAC key */
 	int has_epoch_key;  /* an encrypting pool: its epoch words carry a keyed MAC */
 	uint8_t sb_uuid[16]; /* the pool's uuid (the epoch MAC covers it) */
+	int data_unlocked;  /* emu_config.lock_data_off: no flock held on the data file */
 	int creating;       /* spm_create not yet committed: the files have temporary names */
 	char *final_data, *final_meta; /* create: their names once committed */
 	uint64_t epoch;     /* of both files (emu.c: epochs) */

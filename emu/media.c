@@ -115,9 +115,9 @@ static int lock_file(const char *path, int *fd)
  * the owner's counters and queues.  (The key file is shared by design: it
  * is locked only while a generation is raised, key.c.)
  */
-static int lock_pool(struct media *m)
+static int lock_pool(struct media *m, int lock_data)
 {
-	int rc = lock_file(m->data_path, &m->lock_fd);
+	int rc = lock_data ? lock_file(m->data_path, &m->lock_fd) : 0;
 	if (!rc && (rc = lock_file(m->meta_path, &m->meta_lock_fd))) {
 		close(m->lock_fd);
 		m->lock_fd = -1;
@@ -254,10 +254,20 @@ int media_create(struct media *m, const char *path, const char *meta_path, uint6
 	return rc;
 }
 
+/* media_unlock_data -- the data file's flock released (its descriptor
+ * closed): the program that maps the pool through the preload shim locks
+ * the data file itself, and no extra descriptor of it may stay open. */
+void media_unlock_data(struct media *m)
+{
+	if (m->lock_fd >= 0)
+		close(m->lock_fd);
+	m->lock_fd = -1;
+}
+
 /* media_open -- map both existing files read-write (validated by the caller
  * first), their blocks allocated first (a pool copied sparse, or made by an
- * spm that made them sparse). */
-int media_open(struct media *m, const char *path, int durability)
+ * spm that made them sparse); lock_data 0: only the meta file is locked. */
+int media_open(struct media *m, const char *path, int durability, int lock_data)
 {
 	memset(m, 0, sizeof(*m));
 	m->lock_fd = m->meta_lock_fd = -1;
@@ -267,7 +277,7 @@ int media_open(struct media *m, const char *path, int durability)
 		media_close(m);
 		return emu_err(-ENOMEM, "out of memory");
 	}
-	int rc = lock_pool(m);
+	int rc = lock_pool(m, lock_data);
 	if (!rc && !(rc = back_file(m->data_path)))
 		rc = back_file(m->meta_path);
 	if (rc) {

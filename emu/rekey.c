@@ -531,7 +531,7 @@ static int rekey(const char *path, const struct emu_config *cfg, int new_key)
 		goto out;
 	}
 	if ((rc = key_read(key_path, &kf)) || (rc = old_cipher(path, &kf, &sb, &old)) ||
-	    (rc = media_open(&cur, path, EMU_DUR_NONE)))
+	    (rc = media_open(&cur, path, EMU_DUR_NONE, 1)))
 		goto out;
 	/* locked: the headers are the ones checked (not files renamed in since),
 	 * of one state of the pool (not an older meta file beside a newer data

@@ -10,11 +10,16 @@
  *           (txlog.c)
  *   ...     allocation bitmaps: used bits, then object-start bits
  *   ...     the heap, in 64-byte units (page aligned)
+ * A raw pool (the preload shim's) has no heap: every byte from 4096 on is
+ * the program's.
  */
+#define _GNU_SOURCE 1 /* memfd_create */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "access.h"
@@ -30,9 +35,28 @@ static uint32_t hdr_crc(const struct pool_hdr *h)
 	return (uint32_t)crc32(0L, (const Bytef *)h, offsetof(struct pool_hdr, checksum));
 }
 
+/* view_shared -- a raw pool's view: a shared memory object of the pool's
+ * size (p->view_fd), so that every mapping of it aliases the view. */
+static int view_shared(spm_pool *p)
+{
+	p->view_fd = memfd_create("spm-view", MFD_CLOEXEC);
+	if (p->view_fd < 0)
+		return emu_err(-errno, "cannot make a view: memfd_create: %s", strerror(errno));
+	if (ftruncate(p->view_fd, (off_t)p->size) != 0)
+		return emu_err(-errno, "cannot size a %zu-byte view: %s", p->size, strerror(errno));
+	p->view = mmap(NULL, p->size, PROT_READ | PROT_WRITE, MAP_SHARED, p->view_fd, 0);
+	if (p->view == MAP_FAILED) {
+		p->view = NULL;
+		return emu_err(-ENOMEM, "cannot map a %zu-byte view", p->size);
+	}
+	return 0;
+}
+
 /* view_map -- anonymous plaintext view of the whole pool (the CPU cache domain). */
 static int view_map(spm_pool *p)
 {
+	if (p->raw)
+		return view_shared(p);
 	p->view = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p->view == MAP_FAILED) {
@@ -63,6 +87,7 @@ static spm_pool *pool_new(void)
 	pthread_mutex_init(&p->evict_lock, NULL);
 	pthread_mutex_init(&p->bm_lock, NULL);
 	pthread_mutex_init(&p->busy_lock, NULL);
+	p->view_fd = -1;
 	pool_register(p);
 	return p;
 }
@@ -83,6 +108,8 @@ static void pool_free(spm_pool *p)
 	alloc_fini(p);
 	if (p->view)
 		munmap(p->view, p->size);
+	if (p->view_fd >= 0)
+		close(p->view_fd);
 	pthread_mutex_destroy(&p->root_lock);
 	pthread_mutex_destroy(&p->own_lock);
 	pthread_mutex_destroy(&p->evict_lock);
@@ -152,36 +179,12 @@ static int check_layout(spm_pool *p, const char *path)
 	return 0;
 }
 
-SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
-		       const char *options)
+/* heap_create -- a new pool's heap: its header, lanes and bitmaps. */
+static int heap_create(spm_pool *p)
 {
-	emu_err_clear();
-	if (!pool || !path)
-		return emu_err(SPM_E_INVAL, "spm_create: NULL argument");
-	if (size < POOL_MIN_SIZE)
-		return emu_err(SPM_E_INVAL, "spm_create: %s: size %zu is below the minimum "
-			       "of %u bytes", path, size, POOL_MIN_SIZE);
-	if ((uint64_t)size > POOL_MAX_SIZE)
-		return emu_err(SPM_E_INVAL, "spm_create: %s: size %zu is above the maximum "
-			       "of 2^48 bytes", path, size);
-	struct emu_config cfg;
-	int rc = config_parse(&cfg, options);
-	if (rc)
+	int rc;
+	if ((rc = layout_init(p)) || (rc = alloc_init(p)))
 		return rc;
-	spm_pool *p = pool_new();
-	if (!p)
-		return emu_err(-ENOMEM, "out of memory");
-	if ((rc = evict_init(p)))
-		goto fail;
-	if ((rc = emu_create(&p->emu, path, size, &cfg)))
-		goto fail;
-	p->size = emu_size(p->emu);
-	if ((rc = view_map(p)) || (rc = layout_init(p)) || (rc = alloc_init(p)))
-		goto fail_files;
-	if (cfg.prefault) {
-		emu_prefault(p->view, p->size);
-		emu_prefault_media(p->emu);
-	}
 	/* Figure 9: each lane's header slots are CounterAtomic */
 	for (unsigned i = 0; i < POOL_NLANES; i++)
 		emu_set_counter_atomic(p->emu,
@@ -196,6 +199,29 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 	 * crash inside spm_create, before its commit below, leaves no pool),
 	 * so that a create makes no counter-atomic write of its own */
 	hdr_counter_atomic(p);
+	return 0;
+}
+
+/* create_pool -- spm_create with the options parsed into cfg; raw: no heap. */
+static int create_pool(spm_pool **pool, const char *path, size_t size,
+		       const struct emu_config *cfg, int raw)
+{
+	spm_pool *p = pool_new();
+	if (!p)
+		return emu_err(-ENOMEM, "out of memory");
+	p->raw = raw;
+	int rc;
+	if ((rc = evict_init(p)))
+		goto fail;
+	if ((rc = emu_create(&p->emu, path, size, cfg)))
+		goto fail;
+	p->size = emu_size(p->emu);
+	if ((rc = view_map(p)) || (!raw && (rc = heap_create(p))))
+		goto fail_files;
+	if (cfg->prefault) {
+		emu_prefault(p->view, p->size);
+		emu_prefault_media(p->emu);
+	}
 	if ((rc = emu_commit_create(p->emu)))
 		goto fail_files;
 	emu_stat_reset(p->emu);
@@ -212,38 +238,53 @@ fail:
 	return rc;
 }
 
-SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
+SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
+		       const char *options)
 {
 	emu_err_clear();
 	if (!pool || !path)
-		return emu_err(SPM_E_INVAL, "spm_open: NULL argument");
+		return emu_err(SPM_E_INVAL, "spm_create: NULL argument");
+	if (size < POOL_MIN_SIZE)
+		return emu_err(SPM_E_INVAL, "spm_create: %s: size %zu is below the minimum "
+			       "of %u bytes", path, size, POOL_MIN_SIZE);
+	if ((uint64_t)size > POOL_MAX_SIZE)
+		return emu_err(SPM_E_INVAL, "spm_create: %s: size %zu is above the maximum "
+			       "of 2^48 bytes", path, size);
 	struct emu_config cfg;
 	int rc = config_parse(&cfg, options);
-	if (rc)
-		return rc;
+	return rc ? rc : create_pool(pool, path, size, &cfg, 0);
+}
+
+/* open_pool -- spm_open with the options parsed into cfg; raw: no heap. */
+static int open_pool(spm_pool **pool, const char *path, const struct emu_config *cfg, int raw)
+{
 	spm_pool *p = pool_new();
 	if (!p)
 		return emu_err(-ENOMEM, "out of memory");
+	p->raw = raw;
+	int rc;
 	if ((rc = evict_init(p)))
 		goto fail;
-	if ((rc = emu_open(&p->emu, path, &cfg)))
+	if ((rc = emu_open(&p->emu, path, cfg)))
 		goto fail;
 	p->size = emu_size(p->emu);
 	if ((rc = view_map(p)))
 		goto fail;
-	if (cfg.prefault) /* the view is the process's own memory: no file changes */
+	if (cfg->prefault) /* the view is the process's own memory: no file changes */
 		emu_prefault(p->view, p->size);
-	if ((rc = emu_load_view(p->emu, p->view)) || (rc = check_layout(p, path)))
+	if ((rc = emu_load_view(p->emu, p->view)) || (!raw && (rc = check_layout(p, path))))
 		goto fail;
 	if ((rc = emu_mark_dirty(p->emu))) /* checked: from here on the pool may change */
 		goto fail;
-	hdr_counter_atomic(p); /* a pool made before these bits existed has none */
-	if (cfg.prefault)
+	if (cfg->prefault)
 		emu_prefault_media(p->emu);
-	emu_set_log_range(p->emu, p->hdr->lane_off / SPM_LINE,
-			  (uint64_t)POOL_NLANES * POOL_LANE_SIZE / SPM_LINE);
-	if ((rc = tx_recover(p)) || (rc = alloc_init(p)))
-		goto fail;
+	if (!raw) {
+		hdr_counter_atomic(p); /* a pool made before these bits existed has none */
+		emu_set_log_range(p->emu, p->hdr->lane_off / SPM_LINE,
+				  (uint64_t)POOL_NLANES * POOL_LANE_SIZE / SPM_LINE);
+		if ((rc = tx_recover(p)) || (rc = alloc_init(p)))
+			goto fail;
+	}
 	pool_access_on(p);
 	*pool = p;
 	return 0;
@@ -253,6 +294,16 @@ fail:
 	p->emu = NULL;
 	pool_free(p);
 	return rc;
+}
+
+SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
+{
+	emu_err_clear();
+	if (!pool || !path)
+		return emu_err(SPM_E_INVAL, "spm_open: NULL argument");
+	struct emu_config cfg;
+	int rc = config_parse(&cfg, options);
+	return rc ? rc : open_pool(pool, path, &cfg, 0);
 }
 
 SPM_API int spm_verify(const char *path, const char *options, struct spm_tamper *out,
@@ -464,4 +515,56 @@ SPM_API void spm_stat_reset(spm_pool *pool)
 		}
 		emu_stat_reset(pool->emu);
 	}
+}
+
+/* preload_safe -- the design of a preload pool keeps unannotated programs
+ * crash consistent, or force; else SPM_E_OPTION naming the ones that do. */
+static int preload_safe(const char *path, const char *design, int force)
+{
+	if (force || emu_design_unannotated(design) != 0)
+		return 0;
+	return emu_err(SPM_E_OPTION, "%s: design %s keeps only annotated (CounterAtomic) writes "
+		       "crash consistent, and programs under the preload shim make none; use "
+		       "supermem or another safe design (README \"Unmodified PMDK programs\"), "
+		       "or SPM_PRELOAD_FORCE=1", path, design);
+}
+
+/*
+ * pool_preload -- the preload shim's pool at path (preload/): a raw pool of
+ * layout "preload", its view shared (view_fd), its data file left unlocked
+ * for the program to lock; created with size bytes if size is not 0, of
+ * design supermem unless SPM_CONF names one.  A design that is not safe
+ * for programs without annotations is refused unless force.
+ */
+int pool_preload(spm_pool **pool, const char *path, size_t size, int force)
+{
+	emu_err_clear();
+	struct emu_config cfg;
+	int rc = config_parse(&cfg, NULL);
+	if (rc)
+		return rc;
+	if (cfg.layout[0] && strcmp(cfg.layout, POOL_PRELOAD_LAYOUT) != 0)
+		return emu_err(SPM_E_OPTION, "%s: layout=%s: the preload shim's pools have layout "
+			       "%s", path, cfg.layout, POOL_PRELOAD_LAYOUT);
+	snprintf(cfg.layout, sizeof(cfg.layout), "%s", POOL_PRELOAD_LAYOUT);
+	cfg.lock_data_off = 1;
+	if (!size) {
+		if ((rc = open_pool(pool, path, &cfg, 1)))
+			return rc;
+		if ((rc = preload_safe(path, spm_design(*pool), force))) {
+			emu_abandon((*pool)->emu); /* refused: nothing written */
+			(*pool)->emu = NULL;
+			pool_free(*pool);
+			*pool = NULL;
+		}
+		return rc;
+	}
+	if (!cfg.design[0])
+		snprintf(cfg.design, sizeof(cfg.design), "supermem");
+	if ((rc = preload_safe(path, cfg.design, force)))
+		return rc;
+	if (size < POOL_MIN_SIZE || (uint64_t)size > POOL_MAX_SIZE)
+		return emu_err(SPM_E_INVAL, "%s: size %zu: a pool under the preload shim takes "
+			       "%u bytes to 2^48", path, size, POOL_MIN_SIZE - EMU_DATA_HDR_SIZE);
+	return create_pool(pool, path, size, &cfg, 1);
 }

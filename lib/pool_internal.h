@@ -122,6 +122,11 @@ struct spm_pool {
 	uint64_t evict_ring[64];
 	unsigned evict_pos, evict_n;
 	int access_on; /* its view's accesses are modeled (reg_lock) */
+	/* a raw pool (pool_preload): no heap, every byte after the data header
+	 * page the program's; its view a shared memory object (view_fd) that
+	 * the preload shim maps again wherever the program maps the file */
+	int raw;
+	int view_fd;
 };
 #define EVICT_RING 64u
 
@@ -145,6 +150,13 @@ static inline void evict_maybe(spm_pool *p)
 	if (__builtin_expect(p->evict_on, 0))
 		evict_maybe_slow(p);
 }
+
+/* pool.c: the preload shim's pools (preload/).  A raw pool of layout
+ * "preload" at path (options from SPM_CONF), opened, or created with size
+ * bytes if size is not 0; its data file is not flocked (the program locks
+ * it); a design unsafe for unannotated programs refused unless force. */
+#define POOL_PRELOAD_LAYOUT "preload"
+int pool_preload(spm_pool **pool, const char *path, size_t size, int force);
 
 /* config.c */
 int config_parse(struct emu_config *cfg, const char *options);

@@ -1,0 +1,395 @@
+/*
+ * libc.c -- the C library's file calls, interposed: on a file that matches
+ * SPM_PRELOAD_PATHS they act on the spm pool (plaintext, the program's
+ * size, mappings of the pool's view); on every other file they are libc's.
+ */
+#define _GNU_SOURCE 1
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* pool_file_open -- open(2) of a path that matches: the descriptor is
+ * tracked; if the file is a pool (a .meta beside it) the pool is opened. */
+static int pool_file_open(const char *path, int flags, mode_t mode)
+{
+	int pool = shim_has_meta(path);
+	if (pool && (flags & O_TRUNC)) {
+		fprintf(stderr, "spm-preload: %s: O_TRUNC would destroy the pool\n", path);
+		errno = EINVAL;
+		return -1;
+	}
+	int fd = shim_real.open(path, flags, mode);
+	if (fd < 0 || fd >= SHIM_MAX_FD)
+		return fd;
+	struct shim_pool *sp = NULL;
+	if (pool && !(sp = shim_pool_get(path, 0))) {
+		int e = errno;
+		shim_real.close(fd);
+		errno = e;
+		return -1;
+	}
+	shim_fd_set(fd, path, sp);
+	return fd;
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
+}
+
+EXPORT int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	shim_resolve();
+	if (shim_inside || !shim_path_matches(path))
+		return shim_real.open(path, flags, mode);
+	return pool_file_open(path, flags, mode);
+}
+
+EXPORT int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	return open(path, flags, mode);
+}
+
+/* openat: a path relative to a directory descriptor is never a pool's */
+EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	shim_resolve();
+	if (!shim_inside && (path[0] == '/' || dirfd == AT_FDCWD))
+		return open(path, flags, mode);
+	return shim_real.openat(dirfd, path, flags, mode);
+}
+
+EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	return openat(dirfd, path, flags, mode);
+}
+
+EXPORT int close(int fd)
+{
+	shim_resolve();
+	if (shim_inside || !shim_fd_tracked(fd))
+		return shim_real.close(fd);
+	struct shim_pool *sp = shim_fd_pool(fd);
+	shim_fd_forget(fd);
+	int rc = shim_real.close(fd);
+	if (sp)
+		shim_pool_put(sp);
+	return rc;
+}
+
+/* stat family: a pool's data file shows the program's size */
+
+static int path_is_pool(const char *path, const struct stat *st)
+{
+	return !shim_inside && S_ISREG(st->st_mode) && shim_path_matches(path) &&
+	       shim_has_meta(path);
+}
+
+EXPORT int stat(const char *path, struct stat *st)
+{
+	shim_resolve();
+	int rc = shim_real.stat(path, st);
+	if (rc == 0 && path_is_pool(path, st))
+		shim_stat_fix(st);
+	return rc;
+}
+
+EXPORT int lstat(const char *path, struct stat *st)
+{
+	shim_resolve();
+	int rc = shim_real.lstat(path, st);
+	if (rc == 0 && path_is_pool(path, st))
+		shim_stat_fix(st);
+	return rc;
+}
+
+EXPORT int fstat(int fd, struct stat *st)
+{
+	shim_resolve();
+	int rc = shim_real.fstat(fd, st);
+	if (rc == 0 && !shim_inside && shim_fd_pool(fd))
+		shim_stat_fix(st);
+	return rc;
+}
+
+EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	shim_resolve();
+	int rc = shim_real.fstatat(dirfd, path, st, flags);
+	if (rc || shim_inside)
+		return rc;
+	if ((flags & AT_EMPTY_PATH) && !*path) {
+		if (shim_fd_pool(dirfd))
+			shim_stat_fix(st);
+	} else if ((path[0] == '/' || dirfd == AT_FDCWD) && path_is_pool(path, st)) {
+		shim_stat_fix(st);
+	}
+	return rc;
+}
+
+/* x86-64: struct stat64 is struct stat, off64_t is off_t */
+EXPORT int stat64(const char *path, struct stat64 *st)
+{
+	return stat(path, (struct stat *)st);
+}
+
+EXPORT int lstat64(const char *path, struct stat64 *st)
+{
+	return lstat(path, (struct stat *)st);
+}
+
+EXPORT int fstat64(int fd, struct stat64 *st)
+{
+	return fstat(fd, (struct stat *)st);
+}
+
+EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+{
+	return fstatat(dirfd, path, (struct stat *)st, flags);
+}
+
+/* the size: fixed */
+
+EXPORT off_t lseek(int fd, off_t off, int whence)
+{
+	shim_resolve();
+	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
+	if (!sp || (whence != SEEK_END && whence != SEEK_DATA && whence != SEEK_HOLE))
+		return shim_real.lseek(fd, off, whence);
+	off_t size = (off_t)sp->size;
+	if (whence != SEEK_END && (off < 0 || off >= size)) {
+		errno = ENXIO;
+		return -1;
+	}
+	return shim_real.lseek(fd, whence == SEEK_END ? size + off : whence == SEEK_DATA ? off : size,
+			       SEEK_SET);
+}
+
+EXPORT off_t lseek64(int fd, off_t off, int whence)
+{
+	return lseek(fd, off, whence);
+}
+
+EXPORT int ftruncate(int fd, off_t len)
+{
+	shim_resolve();
+	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
+	if (!sp)
+		return shim_real.ftruncate(fd, len);
+	if (len == (off_t)sp->size)
+		return 0;
+	fprintf(stderr, "spm-preload: %s: an spm pool keeps its size (%zu bytes)\n",
+		shim_fd_path(fd), sp->size);
+	errno = EINVAL;
+	return -1;
+}
+
+EXPORT int ftruncate64(int fd, off_t len)
+{
+	return ftruncate(fd, len);
+}
+
+EXPORT int posix_fallocate(int fd, off_t off, off_t len)
+{
+	shim_resolve();
+	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
+	if (!sp)
+		return shim_real.posix_fallocate(fd, off, len);
+	return off >= 0 && len >= 0 && (uint64_t)off + (uint64_t)len <= sp->size ? 0 : EFBIG;
+}
+
+EXPORT int posix_fallocate64(int fd, off_t off, off_t len)
+{
+	return posix_fallocate(fd, off, len);
+}
+
+EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
+{
+	shim_resolve();
+	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
+	if (!sp)
+		return shim_real.fallocate(fd, mode, off, len);
+	if (mode != 0) {
+		errno = EOPNOTSUPP; /* holes, collapses: not in a pool */
+		return -1;
+	}
+	int e = posix_fallocate(fd, off, len);
+	if (e)
+		errno = e;
+	return e ? -1 : 0;
+}
+
+EXPORT int fallocate64(int fd, int mode, off_t off, off_t len)
+{
+	return fallocate(fd, mode, off, len);
+}
+
+/* reads and writes: plaintext */
+
+EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	shim_resolve();
+	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
+	if (!sp)
+		return shim_real.pread(fd, buf, n, off);
+	if (off < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return shim_pread(sp, buf, n, (uint64_t)off);
+}
+
+EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off)
+{
+	return pread(fd, buf, n, off);
+}
+
+EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	shim_resolve();
+	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
+	if (!sp)
+		return shim_real.pwrite(fd, buf, n, off);
+	if (off < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return shim_pwrite(sp, buf, n, (uint64_t)off);
+}
+
+EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+{
+	return pwrite(fd, buf, n, off);
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	shim_resolve();
+	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
+	if (!sp)
+		return shim_real.read(fd, buf, n);
+	off_t pos = shim_real.lseek(fd, 0, SEEK_CUR);
+	if (pos < 0)
+		return -1;
+	ssize_t r = shim_pread(sp, buf, n, (uint64_t)pos);
+	if (r > 0)
+		shim_real.lseek(fd, pos + r, SEEK_SET);
+	return r;
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	shim_resolve();
+	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
+	if (!sp)
+		return shim_real.write(fd, buf, n);
+	int fl = fcntl(fd, F_GETFL);
+	off_t pos = fl >= 0 && (fl & O_APPEND) ? (off_t)sp->size : shim_real.lseek(fd, 0, SEEK_CUR);
+	if (pos < 0)
+		return -1;
+	ssize_t r = shim_pwrite(sp, buf, n, (uint64_t)pos);
+	if (r > 0)
+		shim_real.lseek(fd, pos + r, SEEK_SET);
+	return r;
+}
+
+/* mappings: the pool's view */
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	shim_resolve();
+	if (shim_inside || fd < 0 || (flags & MAP_ANONYMOUS) || !shim_fd_tracked(fd))
+		return shim_real.mmap(addr, len, prot, flags, fd, off);
+	struct shim_pool *sp = shim_fd_pool(fd);
+	if (!sp && !(sp = shim_convert(fd, shim_fd_path(fd))))
+		return MAP_FAILED;
+	if (off < 0 || off % 4096) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	/* MAP_SYNC's promise (a flushed store is durable) is what the shim
+	 * keeps: the view is shared memory, so the kernel's check is dropped */
+	int mflags = flags & ~MAP_SYNC;
+	if ((mflags & MAP_SHARED_VALIDATE) == MAP_SHARED_VALIDATE)
+		mflags = (mflags & ~MAP_SHARED_VALIDATE) | MAP_SHARED;
+	void *a = shim_real.mmap(addr, len, prot, mflags, sp->view_fd, off + SHIM_BASE);
+	if (a == MAP_FAILED)
+		return a;
+	shim_map_remove(a, len); /* MAP_FIXED over an earlier mapping */
+	if (!(mflags & MAP_PRIVATE) && shim_map_add(a, len, (uint64_t)off, sp)) {
+		shim_real.munmap(a, len);
+		return MAP_FAILED;
+	}
+	return a;
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+EXPORT int munmap(void *addr, size_t len)
+{
+	shim_resolve();
+	int rc = shim_real.munmap(addr, len);
+	if (rc == 0 && !shim_inside && shim_maps_any())
+		shim_map_remove(addr, len);
+	return rc;
+}
+
+EXPORT int msync(void *addr, size_t len, int flags)
+{
+	shim_resolve();
+	if (!shim_inside && shim_flush(addr, len)) {
+		shim_drain();
+		return 0;
+	}
+	return shim_real.msync(addr, len, flags);
+}
+
+/* unlink: a pool's data file takes its .meta (and its own .key) with it */
+EXPORT int unlink(const char *path)
+{
+	shim_resolve();
+	if (shim_inside || !shim_path_matches(path) || !shim_has_meta(path))
+		return shim_real.unlink(path);
+	int rc = shim_real.unlink(path);
+	if (rc == 0) {
+		char name[PATH_MAX + 8];
+		snprintf(name, sizeof(name), "%s.meta", path);
+		(void)shim_real.unlink(name);
+		const char *conf = getenv("SPM_CONF");
+		if (!conf || !strstr(conf, "key_file")) { /* the pool's own key file */
+			snprintf(name, sizeof(name), "%s.key", path);
+			(void)shim_real.unlink(name);
+		}
+	}
+	return rc;
+}

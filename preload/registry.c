@@ -1,0 +1,518 @@
+/*
+ * registry.c -- the preload shim's bookkeeping: which paths are pools, the
+ * pools the program has open, the descriptors that name them and the
+ * address ranges that map them; flush, drain and plaintext I/O through them.
+ *
+ * One reader-writer lock guards the pools and mappings: flushes, drains and
+ * plaintext I/O take it shared (spm's own locks order them), opening,
+ * closing, mapping and unmapping take it exclusive.  The descriptor table
+ * is read without it.
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "../lib/pool_internal.h"
+#include "preload.h"
+
+static pthread_rwlock_t reg = PTHREAD_RWLOCK_INITIALIZER;
+static struct shim_pool *pools;
+static struct shim_map *maps;
+static size_t nmaps, maps_cap;
+static size_t nmaps_seen; /* nmaps, read without the lock by shim_maps_any */
+
+/* One descriptor's entry: allocated at its number's first use, never freed
+ * (a racing reader never sees freed memory). */
+struct shim_fd {
+	int tracked;
+	struct shim_pool *sp;
+	char path[PATH_MAX];
+};
+static struct shim_fd *fd_tab[SHIM_MAX_FD];
+
+void shim_lock(void)
+{
+	pthread_rwlock_wrlock(&reg);
+}
+
+void shim_unlock(void)
+{
+	pthread_rwlock_unlock(&reg);
+}
+
+void shim_rdlock(void)
+{
+	pthread_rwlock_rdlock(&reg);
+}
+
+/* shim_abs -- path made absolute (lexically, against the working
+ * directory) in buf; 0, or -1 if it does not fit. */
+static int shim_abs(const char *path, char *buf, size_t n)
+{
+	if (path[0] == '/')
+		return (size_t)snprintf(buf, n, "%s", path) < n ? 0 : -1;
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -1;
+	return (size_t)snprintf(buf, n, "%s/%s", cwd, path) < n ? 0 : -1;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* shim_path_matches -- path (absolute, or made so) matches a glob of
+ * SPM_PRELOAD_PATHS; a pool's own .meta and .key files never do. */
+int shim_path_matches(const char *path)
+{
+	const char *globs = getenv("SPM_PRELOAD_PATHS");
+	char abs[PATH_MAX], pat[PATH_MAX];
+	if (!globs || !*globs || !path || !*path || ends_with(path, ".meta") ||
+	    ends_with(path, ".key") || shim_abs(path, abs, sizeof(abs)))
+		return 0;
+	for (const char *g = globs; *g;) {
+		size_t len = strcspn(g, ":");
+		if (len && len < sizeof(pat)) {
+			memcpy(pat, g, len);
+			pat[len] = '\0';
+			if (fnmatch(pat, abs, FNM_PATHNAME) == 0)
+				return 1;
+		}
+		g += len + (g[len] == ':');
+	}
+	return 0;
+}
+
+/* shim_has_meta -- path has a .meta file beside it: an spm pool's data file. */
+int shim_has_meta(const char *path)
+{
+	char meta[PATH_MAX];
+	struct stat st;
+	if ((size_t)snprintf(meta, sizeof(meta), "%s.meta", path) >= sizeof(meta))
+		return 0;
+	return shim_real.stat(meta, &st) == 0;
+}
+
+/* shim_errno -- an spm error code as the errno a file call would set, after
+ * spm's message (which names the file) on stderr. */
+int shim_errno(int rc, const char *path)
+{
+	const char *msg = spm_errormsg();
+	fprintf(stderr, "spm-preload: %s\n", msg && *msg ? msg : path);
+	if (rc > SPM_E_BASE && rc < 0)
+		return -rc;
+	switch (rc) {
+	case SPM_E_KEY:
+	case SPM_E_KEYFILE:
+	case SPM_E_ROLLBACK:
+		return EACCES;
+	case SPM_E_BUSY:
+		return EBUSY;
+	case SPM_E_NOSPACE:
+		return ENOSPC;
+	case SPM_E_OPTION:
+	case SPM_E_DESIGN:
+	case SPM_E_WRONGDESIGN:
+	case SPM_E_LAYOUT:
+	case SPM_E_INVAL:
+		return EINVAL;
+	default: /* not a pool, truncated, corrupt, tampered, ... */
+		return EIO;
+	}
+}
+
+/* shim_pool_get -- the pool at path, opened (size 0) or created; its
+ * reference taken.  NULL with errno set and a message on stderr. */
+struct shim_pool *shim_pool_get(const char *path, size_t size)
+{
+	struct stat st;
+	shim_lock();
+	if (!size && shim_real.stat(path, &st) == 0)
+		for (struct shim_pool *sp = pools; sp; sp = sp->next)
+			if (sp->dev == st.st_dev && sp->ino == st.st_ino) {
+				sp->refs++;
+				shim_unlock();
+				return sp;
+			}
+	struct shim_pool *sp = calloc(1, sizeof(*sp));
+	if (!sp) {
+		shim_unlock();
+		errno = ENOMEM;
+		return NULL;
+	}
+	const char *force = getenv("SPM_PRELOAD_FORCE");
+	spm_pool *p = NULL;
+	shim_inside++;
+	int rc = pool_preload(&p, path, size ? size + SHIM_BASE : 0, force && !strcmp(force, "1"));
+	if (!rc && shim_real.stat(path, &st) != 0)
+		rc = -errno;
+	shim_inside--;
+	if (rc) {
+		if (p) {
+			shim_inside++;
+			spm_close(p);
+			shim_inside--;
+		}
+		free(sp);
+		shim_unlock();
+		errno = shim_errno(rc, path);
+		return NULL;
+	}
+	sp->pool = p;
+	sp->view = p->view;
+	sp->size = p->size - SHIM_BASE;
+	sp->view_fd = p->view_fd;
+	sp->dev = st.st_dev;
+	sp->ino = st.st_ino;
+	sp->refs = 1;
+	sp->next = pools;
+	pools = sp;
+	shim_unlock();
+	return sp;
+}
+
+/* pool_put_locked -- shim_pool_put with the registry held. */
+static void pool_put_locked(struct shim_pool *sp)
+{
+	if (--sp->refs)
+		return;
+	for (struct shim_pool **pp = &pools; *pp; pp = &(*pp)->next)
+		if (*pp == sp) {
+			*pp = sp->next;
+			break;
+		}
+	shim_inside++;
+	int rc = spm_close(sp->pool);
+	shim_inside--;
+	if (rc)
+		(void)shim_errno(rc, "spm_close");
+	free(sp);
+}
+
+void shim_pool_put(struct shim_pool *sp)
+{
+	shim_lock();
+	pool_put_locked(sp);
+	shim_unlock();
+}
+
+/* shim_close_all -- at exit: every pool still open closed cleanly (what the
+ * program left unflushed is lost, as at a power failure). */
+__attribute__((destructor)) static void shim_close_all(void)
+{
+	shim_lock();
+	while (pools) {
+		struct shim_pool *sp = pools;
+		sp->refs = 1;
+		pool_put_locked(sp);
+	}
+	shim_unlock();
+}
+
+/* descriptors */
+
+static struct shim_fd *fd_entry(int fd, int make)
+{
+	if (fd < 0 || fd >= SHIM_MAX_FD)
+		return NULL;
+	struct shim_fd *e = __atomic_load_n(&fd_tab[fd], __ATOMIC_ACQUIRE);
+	if (e || !make)
+		return e;
+	e = calloc(1, sizeof(*e));
+	struct shim_fd *none = NULL;
+	if (e && !__atomic_compare_exchange_n(&fd_tab[fd], &none, e, 0, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE)) {
+		free(e);
+		e = none;
+	}
+	return e;
+}
+
+struct shim_pool *shim_fd_pool(int fd)
+{
+	struct shim_fd *e = fd_entry(fd, 0);
+	return e && __atomic_load_n(&e->tracked, __ATOMIC_ACQUIRE)
+		       ? __atomic_load_n(&e->sp, __ATOMIC_ACQUIRE)
+		       : NULL;
+}
+
+int shim_fd_tracked(int fd)
+{
+	struct shim_fd *e = fd_entry(fd, 0);
+	return e && __atomic_load_n(&e->tracked, __ATOMIC_ACQUIRE);
+}
+
+const char *shim_fd_path(int fd)
+{
+	struct shim_fd *e = fd_entry(fd, 0);
+	return e ? e->path : "";
+}
+
+void shim_fd_set(int fd, const char *path, struct shim_pool *sp)
+{
+	struct shim_fd *e = fd_entry(fd, 1);
+	if (!e)
+		return;
+	if (shim_abs(path, e->path, sizeof(e->path)))
+		snprintf(e->path, sizeof(e->path), "%s", path);
+	__atomic_store_n(&e->sp, sp, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->tracked, 1, __ATOMIC_RELEASE);
+}
+
+void shim_fd_attach(int fd, struct shim_pool *sp)
+{
+	struct shim_fd *e = fd_entry(fd, 0);
+	if (e)
+		__atomic_store_n(&e->sp, sp, __ATOMIC_RELEASE);
+}
+
+void shim_fd_forget(int fd)
+{
+	struct shim_fd *e = fd_entry(fd, 0);
+	if (!e)
+		return;
+	__atomic_store_n(&e->tracked, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->sp, NULL, __ATOMIC_RELEASE);
+}
+
+/* mappings */
+
+int shim_maps_any(void)
+{
+	return __atomic_load_n(&nmaps_seen, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* shim_map_add -- [addr, addr+len) maps the pool sp from the program's
+ * offset off (a reference of sp taken); 0 or -1 (ENOMEM). */
+int shim_map_add(void *addr, size_t len, uint64_t off, struct shim_pool *sp)
+{
+	shim_lock();
+	if (nmaps == maps_cap) {
+		size_t cap = maps_cap ? 2 * maps_cap : 16;
+		struct shim_map *m = realloc(maps, cap * sizeof(*m));
+		if (!m) {
+			shim_unlock();
+			errno = ENOMEM;
+			return -1;
+		}
+		maps = m;
+		maps_cap = cap;
+	}
+	maps[nmaps++] = (struct shim_map){.addr = addr, .len = len, .off = off, .sp = sp};
+	sp->refs++;
+	__atomic_store_n(&nmaps_seen, nmaps, __ATOMIC_RELEASE);
+	shim_unlock();
+	return 0;
+}
+
+/* shim_map_remove -- [addr, addr+len) no longer maps any pool: mappings
+ * inside it forgotten (their references dropped), ones that overlap it
+ * trimmed or split. */
+void shim_map_remove(void *addr, size_t len)
+{
+	uint8_t *lo = addr, *hi = lo + len;
+	shim_lock();
+	for (size_t i = 0; i < nmaps;) {
+		struct shim_map *m = &maps[i];
+		uint8_t *mlo = m->addr, *mhi = m->addr + m->len;
+		if (mhi <= lo || mlo >= hi) {
+			i++;
+			continue;
+		}
+		if (mlo < lo && mhi > hi && nmaps < maps_cap) { /* a hole: split */
+			maps[nmaps++] = (struct shim_map){.addr = hi, .len = (size_t)(mhi - hi),
+							  .off = m->off + (uint64_t)(hi - mlo),
+							  .sp = m->sp};
+			m->sp->refs++;
+			m->len = (size_t)(lo - mlo);
+			i++;
+		} else if (mlo < lo) { /* its tail */
+			m->len = (size_t)(lo - mlo);
+			i++;
+		} else if (mhi > hi) { /* its head */
+			m->off += (uint64_t)(hi - mlo);
+			m->addr = hi;
+			m->len = (size_t)(mhi - hi);
+			i++;
+		} else { /* all of it */
+			struct shim_pool *sp = m->sp;
+			maps[i] = maps[--nmaps];
+			pool_put_locked(sp);
+		}
+	}
+	__atomic_store_n(&nmaps_seen, nmaps, __ATOMIC_RELEASE);
+	shim_unlock();
+}
+
+/* shim_map_find -- the mapping of a pool that holds addr, or NULL (the
+ * registry read-locked by the caller). */
+const struct shim_map *shim_map_find(const void *addr)
+{
+	const uint8_t *a = addr;
+	for (size_t i = 0; i < nmaps; i++)
+		if (a >= maps[i].addr && a < maps[i].addr + maps[i].len)
+			return &maps[i];
+	return NULL;
+}
+
+/* shim_flush -- each line of [addr, addr+len) that maps a pool written back
+ * through its controller; 1 if any of it maps one. */
+int shim_flush(const void *addr, size_t len)
+{
+	if (!shim_maps_any())
+		return 0;
+	const uint8_t *a = addr, *end = a + len;
+	int any = 0;
+	shim_rdlock();
+	while (a < end) {
+		const struct shim_map *m = shim_map_find(a);
+		if (!m)
+			break;
+		size_t n = (size_t)(m->addr + m->len - a);
+		if (n > (size_t)(end - a))
+			n = (size_t)(end - a);
+		uint64_t off = m->off + (uint64_t)(a - m->addr);
+		if (off < m->sp->size) {
+			if (n > m->sp->size - off)
+				n = m->sp->size - off;
+			shim_inside++;
+			spm_flush(m->sp->pool, m->sp->view + SHIM_BASE + off, n);
+			shim_inside--;
+		}
+		any = 1;
+		a += n;
+	}
+	shim_unlock();
+	return any;
+}
+
+/* shim_drain -- a fence: every pool's lines this thread wrote back are
+ * durable when it returns. */
+void shim_drain(void)
+{
+	shim_rdlock();
+	shim_inside++;
+	for (struct shim_pool *sp = pools; sp; sp = sp->next)
+		spm_drain(sp->pool);
+	shim_inside--;
+	shim_unlock();
+}
+
+/* plaintext I/O */
+
+ssize_t shim_pread(struct shim_pool *sp, void *buf, size_t n, uint64_t off)
+{
+	if (off >= sp->size)
+		return 0;
+	if (n > sp->size - off)
+		n = sp->size - off;
+	memcpy(buf, sp->view + SHIM_BASE + off, n);
+	return (ssize_t)n;
+}
+
+ssize_t shim_pwrite(struct shim_pool *sp, const void *buf, size_t n, uint64_t off)
+{
+	if (n && off >= sp->size) {
+		errno = EFBIG; /* a pool does not grow */
+		return -1;
+	}
+	if (n > sp->size - off)
+		n = sp->size - off;
+	memcpy(sp->view + SHIM_BASE + off, buf, n);
+	shim_rdlock();
+	shim_inside++;
+	spm_persist(sp->pool, sp->view + SHIM_BASE + off, n);
+	shim_inside--;
+	shim_unlock();
+	return (ssize_t)n;
+}
+
+void shim_stat_fix(struct stat *st)
+{
+	if (st->st_size >= (off_t)SHIM_BASE)
+		st->st_size -= SHIM_BASE;
+	if (st->st_blocks >= (blkcnt_t)(SHIM_BASE / 512))
+		st->st_blocks -= SHIM_BASE / 512;
+}
+
+/* all_zero -- the first size bytes of the file open at fd are zeros. */
+static int all_zero(int fd, uint64_t size)
+{
+	static const uint8_t zeros[1 << 16];
+	uint8_t *buf = malloc(sizeof(zeros));
+	int ok = buf != NULL;
+	for (uint64_t off = 0; ok && off < size;) {
+		ssize_t n = shim_real.pread(fd, buf, sizeof(zeros), (off_t)off);
+		if (n <= 0)
+			break;
+		ok = memcmp(buf, zeros, (size_t)n) == 0;
+		off += (uint64_t)n;
+	}
+	free(buf);
+	return ok;
+}
+
+/*
+ * shim_convert -- the plain file open at fd (path) made an spm pool: its
+ * size kept as the program's size, its content (zeros: a file the program
+ * has just made and sized) the pool's.  The plain file is moved aside, the
+ * pool made at path, then fd re-pointed at the pool's data file (and
+ * flocked, as the program had it); the plain file is removed last, or put
+ * back if the pool cannot be made.  A file holding anything but zeros is
+ * refused: spm does not import plaintext.
+ */
+struct shim_pool *shim_convert(int fd, const char *path)
+{
+	struct stat st;
+	char aside[PATH_MAX + 16];
+	if (shim_real.fstat(fd, &st) != 0)
+		return NULL;
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size % 4096) {
+		fprintf(stderr, "spm-preload: %s: a pool must be a regular file of a whole number "
+			"of pages (it has %lld bytes)\n", path, (long long)st.st_size);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!all_zero(fd, (uint64_t)st.st_size)) {
+		fprintf(stderr, "spm-preload: %s: matches SPM_PRELOAD_PATHS but holds data and is "
+			"not an spm pool (no %s.meta): spm does not import plaintext\n", path, path);
+		errno = EINVAL;
+		return NULL;
+	}
+	snprintf(aside, sizeof(aside), "%s.spm-plain", path);
+	if (rename(path, aside) != 0)
+		return NULL;
+	struct shim_pool *sp = shim_pool_get(path, (size_t)st.st_size);
+	if (!sp) {
+		int e = errno;
+		(void)rename(aside, path);
+		errno = e;
+		return NULL;
+	}
+	int nfd = shim_real.open(path, O_RDWR | O_CLOEXEC);
+	int fdflags = fcntl(fd, F_GETFD);
+	if (nfd < 0 || dup2(nfd, fd) < 0) {
+		int e = errno;
+		if (nfd >= 0)
+			shim_real.close(nfd);
+		shim_pool_put(sp);
+		errno = e;
+		return NULL;
+	}
+	shim_real.close(nfd);
+	if (fdflags >= 0)
+		(void)fcntl(fd, F_SETFD, fdflags);
+	(void)flock(fd, LOCK_EX | LOCK_NB);
+	(void)shim_real.unlink(aside);
+	shim_fd_attach(fd, sp);
+	return sp;
+}
