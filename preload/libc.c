@@ -374,7 +374,8 @@ EXPORT int msync(void *addr, size_t len, int flags)
 	return shim_real.msync(addr, len, flags);
 }
 
-/* unlink: a pool's data file takes its .meta (and its own .key) with it */
+/* unlink: a pool's data file takes its .meta (and its own .key and .key.tcb)
+ * with it */
 EXPORT int unlink(const char *path)
 {
 	shim_resolve();
@@ -388,6 +389,8 @@ EXPORT int unlink(const char *path)
 		const char *conf = getenv("SPM_CONF");
 		if (!conf || !strstr(conf, "key_file")) { /* the pool's own key file */
 			snprintf(name, sizeof(name), "%s.key", path);
+			(void)shim_real.unlink(name);
+			snprintf(name, sizeof(name), "%s.key.tcb", path); /* integrity designs */
 			(void)shim_real.unlink(name);
 		}
 	}

@@ -1,10 +1,15 @@
 /* pmdk_bench.c -- spm-pmdk-bench: run one libpmemobj workload (or all) and print ops/s.
  *
- *   spm-pmdk-bench [--check] [--repeat R] [--size BYTES] WORKLOAD|all PATH OPS [VALUE_SIZE] [SEED]
+ *   spm-pmdk-bench [--check] [--announce] [--repeat R] [--size BYTES] WORKLOAD|all PATH OPS
+ *                  [VALUE_SIZE] [SEED]
+ *   spm-pmdk-bench --verify WORKLOAD PATH [VALUE_SIZE] [SEED]
  *
  * Each run creates a fresh pool at PATH (which must not exist) and removes it afterwards;
  * --check walks the structure after the run (invariants, payloads, content, item count);
- * --repeat runs R times and reports the best.  Value size 64 and seed 1 by default. */
+ * --repeat runs R times and reports the best; --announce prints a line once the pool holds the
+ * empty structure, before the first op (a test kills the run after it).  --verify opens the
+ * pool a run left (a killed one: libpmemobj recovers it) and checks it holds the ops its root
+ * counts, as the check after a run does.  Value size 64 and seed 1 by default. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,15 +22,16 @@
 #define MIB (1024u * 1024u)
 
 struct opts {
-	int check;
+	int check, announce, verify;
 	uint64_t repeat, size, ops, value_size, seed;
 	const char *workload, *path;
 };
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: spm-pmdk-bench [--check] [--repeat R] [--size BYTES] "
-		"WORKLOAD|all PATH OPS [VALUE_SIZE] [SEED]\nworkloads:");
+	fprintf(stderr, "usage: spm-pmdk-bench [--check] [--announce] [--repeat R] [--size BYTES] "
+		"WORKLOAD|all PATH OPS [VALUE_SIZE] [SEED]\n"
+		"       spm-pmdk-bench --verify WORKLOAD PATH [VALUE_SIZE] [SEED]\nworkloads:");
 	for (const char *const *w = pmdk_workloads(); *w; w++)
 		fprintf(stderr, " %s", *w);
 	fprintf(stderr, "\nsizes take k, m, g suffixes; the pool size defaults to 32 MiB + "
@@ -59,6 +65,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--check") == 0)
 			o->check = 1;
+		else if (strcmp(a, "--announce") == 0)
+			o->announce = 1;
+		else if (strcmp(a, "--verify") == 0)
+			o->verify = 1;
 		else if (strcmp(a, "--repeat") == 0 && !parse_num(v, &o->repeat) && o->repeat)
 			i++;
 		else if (strcmp(a, "--size") == 0 && !parse_num(v, &o->size))
@@ -68,7 +78,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		else
 			pos[npos++] = a;
 	}
-	if (npos < 3 || parse_num(pos[2], &o->ops) || (pos[3] && parse_num(pos[3], &o->value_size)) ||
+	if (o->verify) { /* WORKLOAD PATH [VALUE_SIZE] [SEED] */
+		pos[4] = pos[3];
+		pos[3] = pos[2];
+		pos[2] = npos >= 2 && npos <= 4 ? "0" : NULL;
+	}
+	if (npos < (o->verify ? 2 : 3) || parse_num(pos[2], &o->ops) || (pos[3] && parse_num(pos[3], &o->value_size)) ||
 	    (pos[4] && parse_num(pos[4], &o->seed)))
 		return -1;
 	o->workload = pos[0];
@@ -112,11 +127,26 @@ static int run_best(const struct opts *o, const char *w)
 	return 0;
 }
 
+/* verify -- --verify: the pool a run left at o->path checked; 0 or 1. */
+static int verify(const struct opts *o)
+{
+	struct pmdk_result r;
+	if (pmdk_verify(o->workload, o->path, o->value_size, o->seed, &r))
+		return 1;
+	printf("pmdk %-7s %s: %" PRIu64 " ops done, items %" PRIu64 ", check ok\n", o->workload,
+	       o->path, r.ops, r.items);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
 	if (parse(argc, argv, &o))
 		return usage();
+	if (o.verify)
+		return verify(&o);
+	if (o.announce)
+		pmdk_announce(stdout);
 	if (access(o.path, F_OK) == 0) {
 		fprintf(stderr, "spm-pmdk-bench: %s exists; remove it first\n", o.path);
 		return 2;

@@ -1,9 +1,11 @@
 /* pmdk_workloads.c -- pmdk_run: create the pool, build the empty structure, time the ops,
  * optionally reopen and check (see pmdk_workloads.h). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "pmdk_internal.h"
@@ -139,6 +141,13 @@ static int check(struct pmdk_ctx *c, const struct pmdk_wl *wl, const char *path,
 	return -1;
 }
 
+static FILE *announce_to; /* pmdk_announce */
+
+void pmdk_announce(FILE *f)
+{
+	announce_to = f;
+}
+
 static int run(const char *workload, const char *path, size_t pool_size, uint64_t ops,
 	       size_t value_size, uint64_t seed, int do_check, struct pmdk_result *out)
 {
@@ -155,6 +164,10 @@ static int run(const char *workload, const char *path, size_t pool_size, uint64_
 	if (!c.buf)
 		fprintf(stderr, "pmdk: out of memory\n");
 	else if (create(&c, wl, path) == 0) {
+		if (announce_to) {
+			fprintf(announce_to, "pmdk %s: created %s\n", wl->name, path);
+			fflush(announce_to);
+		}
 		rc = run_ops(&c, wl, out);
 		if (rc == 0 && do_check)
 			rc = check(&c, wl, path, out);
@@ -180,4 +193,42 @@ int pmdk_run_check(const char *workload, const char *path, size_t pool_size, uin
 		   size_t value_size, uint64_t seed, struct pmdk_result *out)
 {
 	return run(workload, path, pool_size, ops, value_size, seed, 1, out);
+}
+
+int pmdk_verify(const char *workload, const char *path, size_t value_size, uint64_t seed,
+		struct pmdk_result *out)
+{
+	const struct pmdk_wl *wl = find_wl(workload);
+	if (!wl || !path || !out || value_size < PMDK_VALUE_MIN || value_size > PMDK_VALUE_MAX) {
+		fprintf(stderr, "pmdk: bad arguments (workload %s, value size %zu: %u..%u)\n",
+			workload ? workload : "(null)", value_size, PMDK_VALUE_MIN, PMDK_VALUE_MAX);
+		return -1;
+	}
+	char name[64];
+	layout(wl, name, sizeof(name));
+	struct stat st;
+	struct pmdk_ctx c = {.seed = seed, .value_size = value_size, .buf = malloc(PMDK_VALUE_MAX)};
+	*out = (struct pmdk_result){0};
+	int rc = -1;
+	if (!c.buf)
+		fprintf(stderr, "pmdk: out of memory\n");
+	else if (stat(path, &st) != 0)
+		fprintf(stderr, "pmdk: %s: %s\n", path, strerror(errno));
+	else if ((c.pool_size = (size_t)st.st_size, !(c.pop = pmemobj_open(path, name))))
+		fprintf(stderr, "pmdk: open %s: %s\n", path, pmemobj_errormsg());
+	else if (attach(&c, wl) == 0) {
+		c.ops = *(const uint64_t *)c.root;
+		uint64_t items = 0;
+		if (wl->check(&c, &items) == 0) {
+			out->ops = c.ops;
+			out->items = items;
+			rc = 0;
+		} else {
+			fprintf(stderr, "pmdk: %s check failed: %s\n", wl->name, c.why);
+		}
+	}
+	if (c.pop)
+		pmemobj_close(c.pop);
+	free(c.buf);
+	return rc;
 }

@@ -3,6 +3,7 @@
 #define PMDK_WORKLOADS_H 1
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct pmdk_result { uint64_t ops; uint64_t wall_ns; uint64_t items; };
@@ -19,6 +20,16 @@ int pmdk_run(const char *workload, const char *path, size_t pool_size, uint64_t 
  * count (out->items: the items found).  0 on success, -1 with the broken invariant on stderr. */
 int pmdk_run_check(const char *workload, const char *path, size_t pool_size, uint64_t ops,
                    size_t value_size, uint64_t seed, struct pmdk_result *out);
+
+/* pmdk_verify -- open the existing pool at path (libpmemobj recovers it), then its root's
+ * op count k and the structure's check against a replay of ops 0..k-1 (the state a crash
+ * leaves); out->ops is k, out->items the items found.  0, or -1 with the reason on stderr. */
+int pmdk_verify(const char *workload, const char *path, size_t value_size, uint64_t seed,
+                struct pmdk_result *out);
+
+/* pmdk_announce -- after this, each run prints "pmdk WORKLOAD: created PATH" to f, flushed,
+ * once its pool holds the empty structure and before its first op (NULL: no more). */
+void pmdk_announce(FILE *f);
 
 /* pmdk_prefault -- libpmemobj's prefault.at_create for the pools created after
  * (every page mapped at create, as spm's prefault=1); 0 or -1. */
