@@ -614,6 +614,7 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	sb.nlines = nlines;
 	snprintf(sb.design, sizeof(sb.design), "%s", design);
 	snprintf(sb.layout, sizeof(sb.layout), "%s", cfg->layout);
+	snprintf(e->layout_name, sizeof(e->layout_name), "%s", cfg->layout);
 	sb.aes_bits = e->design->enc == ENC_CTR ? bits : 0;
 	sb.adr_data_cap = dcap;
 	sb.adr_ctr_cap = ccap;
@@ -1165,6 +1166,7 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 			     path, layout[0] ? "layout=" : "no layout", layout);
 		goto fail;
 	}
+	memcpy(e->layout_name, layout, sizeof(e->layout_name));
 	if (cfg->aes_bits && sb.aes_bits && cfg->aes_bits != sb.aes_bits) {
 		rc = emu_err(SPM_E_OPTION, "aes_bits=%u: the pool uses %u", cfg->aes_bits,
 			     sb.aes_bits);
@@ -1422,6 +1424,12 @@ uint64_t emu_size(const struct emu *e)
 const char *emu_design_name(const struct emu *e)
 {
 	return e->design->name;
+}
+
+/* emu_layout -- the layout name the pool was created with ("" = none). */
+const char *emu_layout(const struct emu *e)
+{
+	return e->layout_name;
 }
 
 /* ---- for rekey.c: the checks and derivations above, from outside ---- */

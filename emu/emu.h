@@ -116,6 +116,7 @@ int emu_rekey_key(const char *path, const struct emu_config *cfg);
 bool emu_was_dirty(const struct emu *e);
 uint64_t emu_size(const struct emu *e);
 const char *emu_design_name(const struct emu *e);
+const char *emu_layout(const struct emu *e); /* the pool's layout name ("" = none) */
 /* the design called name keeps programs without CounterAtomic annotations
  * crash consistent: 1, 0, or -1 if there is no such design (design.c) */
 int emu_design_unannotated(const char *name);

@@ -765,6 +765,7 @@ struct emu {
 	uint8_t epoch_key[32]; /* HKDF(key, uuid, "spm epoch"): the epoch words' MAC key */
 	int has_epoch_key;  /* an encrypting pool: its epoch words carry a keyed MAC */
 	uint8_t sb_uuid[16]; /* the pool's uuid (the epoch MAC covers it) */
+	char layout_name[65]; /* the superblock's layout name, NUL-terminated */
 	int data_unlocked;  /* emu_config.lock_data_off: no flock held on the data file */
 	int creating;       /* spm_create not yet committed: the files have temporary names */
 	char *final_data, *final_meta; /* create: their names once committed */

@@ -268,6 +268,8 @@ static int open_pool(spm_pool **pool, const char *path, const struct emu_config 
 	if ((rc = emu_open(&p->emu, path, cfg)))
 		goto fail;
 	p->size = emu_size(p->emu);
+	/* a pool of the preload shim has no heap: spm_open reads its bytes */
+	raw = p->raw = raw || strcmp(emu_layout(p->emu), POOL_PRELOAD_LAYOUT) == 0;
 	if ((rc = view_map(p)))
 		goto fail;
 	if (cfg->prefault) /* the view is the process's own memory: no file changes */
@@ -340,6 +342,8 @@ SPM_API int spm_info(const char *path, const char *options, struct spm_info *out
 	int rc = config_parse(&cfg, options);
 	if (rc || (rc = emu_info(path, out)) || out->dirty)
 		return rc; /* dirty: its heap is what recovery will make it */
+	if (strcmp(out->layout, POOL_PRELOAD_LAYOUT) == 0)
+		return 0; /* the preload shim's: no heap (heap_known 0) */
 	/* clean: opened as spm_open opens it, which writes nothing to a clean
 	 * pool before emu_mark_dirty (never called here), and abandoned */
 	spm_pool *p = pool_new();
@@ -458,6 +462,9 @@ SPM_API void *spm_root(spm_pool *pool, size_t size)
 		return emu_err(SPM_E_INVAL, "spm_root: size must be > 0"), NULL;
 	if (pool_forked(pool))
 		return pool_forked_err("spm_root"), NULL;
+	if (pool->raw)
+		return emu_err(SPM_E_LAYOUT, "spm_root: a pool of layout %s (libspm-preload.so's) "
+			       "has no heap", POOL_PRELOAD_LAYOUT), NULL;
 	if (tx_in_tx(pool))
 		return emu_err(SPM_E_TXSTATE, "spm_root: called inside a transaction of "
 			       "this thread"), NULL;

@@ -214,6 +214,9 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 		return emu_err(SPM_E_INVAL, "spm_tx_begin: NULL pool");
 	if (pool_forked(pool))
 		return pool_forked_err("spm_tx_begin");
+	if (pool->raw)
+		return emu_err(SPM_E_LAYOUT, "spm_tx_begin: a pool of layout %s "
+			       "(libspm-preload.so's) has no heap", POOL_PRELOAD_LAYOUT);
 	unsigned core;
 	uint64_t me = thread_self(pool, &core);
 	unsigned *held = thread_lanes();

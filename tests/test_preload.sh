@@ -2,12 +2,13 @@
 # test_preload.sh -- libspm-preload.so under programs nobody here wrote
 # (PMDK's pmempool) and the libpmemobj programs of bench/pmdk/, unmodified.
 #
-#   test_preload.sh LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM TMPDIR
+#   test_preload.sh LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM SPM_POOL TMPDIR
 #
 #  1. pmempool creates, reports on and checks an object pool under the shim;
 #     the pool is spm's (data, .meta, .key); pmempool info without the shim
 #     cannot read it; its layout name (a canary) is in none of its files,
 #     while the same pool made without the shim shows it (the grep can fail).
+#     spm-pool reads it: info (layout preload), check, dump (PMEMOBJ at 4096).
 #  2. Every workload of spm-pmdk-bench --check runs on every design safe for
 #     unannotated programs with the results it has without the shim.
 #  3. A run killed with kill -9 mid-transaction (after its pool holds the
@@ -25,11 +26,11 @@
 # SPM_PRELOAD_KILLS sets the kills per workload in 3 (default 2).
 set -euo pipefail
 
-if [ $# -ne 4 ]; then
-	echo "usage: $0 LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM TMPDIR" >&2
+if [ $# -ne 5 ]; then
+	echo "usage: $0 LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM SPM_POOL TMPDIR" >&2
 	exit 2
 fi
-shim=$1 bench=$2 pmemprog=$3 tmp=$4
+shim=$1 bench=$2 pmemprog=$3 spmpool=$4 tmp=$5
 unset SPM_CRASH SPM_CONF SPM_EVICT SPM_AUDIT SPM_POWERFAIL SPM_TEST_KNOBS SPM_PRELOAD_FORCE
 command -v pmempool >/dev/null || { echo "FAIL [preload]: pmempool (pmdk-tools) is not installed" >&2; exit 1; }
 mkdir -p "$tmp"
@@ -69,6 +70,11 @@ before=$(sums "$p" "$p.meta" "$p.key")
 if pmempool info "$p" >/dev/null 2>&1; then fail "pmempool info read the pool without the shim"; fi
 [ "$before" = "$(sums "$p" "$p.meta" "$p.key")" ] || fail "pmempool info without the shim changed the files"
 if grep -q -a "$canary" "$p" "$p.meta"; then fail "the layout name is in the pool's files"; fi
+"$spmpool" info "$p" | grep -q "^layout *preload" || fail "spm-pool info: not layout preload"
+"$spmpool" check "$p" | grep -q "heap: none" || fail "spm-pool check of a preload pool"
+"$spmpool" dump "$p" --length 16 | grep -q "^00001000: 504d 454d 4f42 4a00" ||
+	fail "spm-pool dump: no PMEMOBJ header at 4096"
+[ "$before" = "$(sums "$p" "$p.meta" "$p.key")" ] || fail "spm-pool changed the files"
 pmempool create obj --layout=$canary --size=32M "$dir/plain/p.obj" || fail "pmempool create outside the globs"
 under pmempool create obj --layout=$canary --size=32M "$dir/plain/q.obj" ||
 	fail "pmempool create outside the globs, under the shim"

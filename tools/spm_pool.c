@@ -447,7 +447,10 @@ static int cmd_check(const char *path, const char *opts)
 	copy_remove(&c);
 	if (rc)
 		return fail(path, rc);
-	printf("heap: header and allocator consistent\n");
+	if (rc == 0 && strcmp(in.layout, "preload") == 0)
+		printf("heap: none (a pool of libspm-preload.so: its program's own format)\n");
+	else
+		printf("heap: header and allocator consistent\n");
 	if (integrity) {
 		code = verify_copy(path, opts);
 		if (code)
