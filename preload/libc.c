@@ -104,6 +104,61 @@ EXPORT int close(int fd)
 	return rc;
 }
 
+/* dup_track -- newfd, a copy of oldfd, names what oldfd names (a reference of
+ * its pool taken); a pool descriptor newfd replaced is let go first. */
+static int dup_track(int oldfd, int newfd)
+{
+	if (newfd < 0 || shim_inside)
+		return newfd;
+	if (shim_fd_tracked(oldfd) && newfd < SHIM_MAX_FD) {
+		struct shim_pool *sp = shim_fd_pool(oldfd);
+		if (sp) {
+			shim_lock();
+			sp->refs++;
+			shim_unlock();
+		}
+		shim_fd_set(newfd, shim_fd_path(oldfd), sp);
+	}
+	return newfd;
+}
+
+/* dup_drop -- newfd is about to be replaced by dup2/dup3: what it named
+ * let go, as close() would. */
+static void dup_drop(int oldfd, int newfd)
+{
+	if (shim_inside || oldfd == newfd || !shim_fd_tracked(newfd))
+		return;
+	struct shim_pool *sp = shim_fd_pool(newfd);
+	shim_fd_forget(newfd);
+	if (sp)
+		shim_pool_put(sp);
+}
+
+EXPORT int dup(int fd)
+{
+	shim_resolve();
+	return dup_track(fd, shim_real.dup(fd));
+}
+
+EXPORT int dup2(int oldfd, int newfd)
+{
+	shim_resolve();
+	if (fcntl(oldfd, F_GETFD) < 0) /* EBADF: newfd stays as it is */
+		return shim_real.dup2(oldfd, newfd);
+	dup_drop(oldfd, newfd);
+	return oldfd == newfd ? shim_real.dup2(oldfd, newfd)
+			      : dup_track(oldfd, shim_real.dup2(oldfd, newfd));
+}
+
+EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	shim_resolve();
+	if (fcntl(oldfd, F_GETFD) < 0 || oldfd == newfd)
+		return shim_real.dup3(oldfd, newfd, flags);
+	dup_drop(oldfd, newfd);
+	return dup_track(oldfd, shim_real.dup3(oldfd, newfd, flags));
+}
+
 /* stat family: a pool's data file shows the program's size */
 
 static int path_is_pool(const char *path, const struct stat *st)

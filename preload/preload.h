@@ -37,6 +37,9 @@ struct shim_real {
 	int (*open)(const char *, int, ...);
 	int (*openat)(int, const char *, int, ...);
 	int (*close)(int);
+	int (*dup)(int);
+	int (*dup2)(int, int);
+	int (*dup3)(int, int, int);
 	int (*stat)(const char *, struct stat *);
 	int (*lstat)(const char *, struct stat *);
 	int (*fstat)(int, struct stat *);

@@ -38,6 +38,9 @@ void shim_resolve(void)
 	RESOLVE(open);
 	RESOLVE(openat);
 	RESOLVE(close);
+	RESOLVE(dup);
+	RESOLVE(dup2);
+	RESOLVE(dup3);
 	RESOLVE(stat);
 	RESOLVE(lstat);
 	RESOLVE(fstat);

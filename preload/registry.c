@@ -321,6 +321,13 @@ void shim_map_remove(void *addr, size_t len)
 {
 	uint8_t *lo = addr, *hi = lo + len;
 	shim_lock();
+	if (nmaps == maps_cap) { /* room for a split */
+		struct shim_map *m = realloc(maps, (maps_cap ? 2 * maps_cap : 16) * sizeof(*m));
+		if (m) {
+			maps = m;
+			maps_cap = maps_cap ? 2 * maps_cap : 16;
+		}
+	}
 	for (size_t i = 0; i < nmaps;) {
 		struct shim_map *m = &maps[i];
 		uint8_t *mlo = m->addr, *mhi = m->addr + m->len;
@@ -500,7 +507,7 @@ struct shim_pool *shim_convert(int fd, const char *path)
 	}
 	int nfd = shim_real.open(path, O_RDWR | O_CLOEXEC);
 	int fdflags = fcntl(fd, F_GETFD);
-	if (nfd < 0 || dup2(nfd, fd) < 0) {
+	if (nfd < 0 || shim_real.dup2(nfd, fd) < 0) {
 		int e = errno;
 		if (nfd >= 0)
 			shim_real.close(nfd);

@@ -6,7 +6,8 @@
  *   preload_pmem write PATH SIZE TEXT   map (creating PATH of SIZE bytes if
  *                                       needed), put TEXT at 0 and at SIZE/2
  *   preload_pmem read PATH TEXT         map, check TEXT at both places and
- *                                       pread() it at 0; exit 1 if not
+ *                                       pread() it at 0, also through a dup()
+ *                                       of the descriptor; exit 1 if not
  */
 #include <fcntl.h>
 #include <libpmem.h>
@@ -55,6 +56,14 @@ static int do_read(const char *path, const char *text)
 		fprintf(stderr, "%s: pread does not see the text\n", path);
 		bad = 1;
 	}
+	int d = fd >= 0 ? dup(fd) : -1; /* a copy names the pool too */
+	memset(buf, 0, sizeof(buf));
+	if (d < 0 || pread(d, buf, n, 0) != (ssize_t)n || strcmp(buf, text)) {
+		fprintf(stderr, "%s: pread of a dup'ed descriptor does not see the text\n", path);
+		bad = 1;
+	}
+	if (d >= 0)
+		close(d);
 	if (fd >= 0)
 		close(fd);
 	if (bad)
