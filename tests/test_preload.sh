@@ -2,7 +2,7 @@
 # test_preload.sh -- libspm-preload.so under programs nobody here wrote
 # (PMDK's pmempool) and the libpmemobj programs of bench/pmdk/, unmodified.
 #
-#   test_preload.sh LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM SPM_POOL TMPDIR
+#   test_preload.sh LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM SPM_POOL SPM_BENCH TMPDIR
 #
 #  1. pmempool creates, reports on and checks an object pool under the shim;
 #     the pool is spm's (data, .meta, .key); pmempool info without the shim
@@ -23,14 +23,17 @@
 #     (unless SPM_PRELOAD_FORCE=1), the wrong key, a matching file that holds
 #     plaintext.  Files outside SPM_PRELOAD_PATHS pass through untouched.
 #  6. unlink of a pool removes its .meta and .key.
+#  7. Threads: spm-bench's libpmemobj design on 2 threads (a pool each, flushed
+#     concurrently) under the shim; on sca the shim refuses its pools (so it
+#     did serve them).
 # SPM_PRELOAD_KILLS sets the kills per workload in 3 (default 2).
 set -euo pipefail
 
-if [ $# -ne 5 ]; then
-	echo "usage: $0 LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM SPM_POOL TMPDIR" >&2
+if [ $# -ne 6 ]; then
+	echo "usage: $0 LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM SPM_POOL SPM_BENCH TMPDIR" >&2
 	exit 2
 fi
-shim=$1 bench=$2 pmemprog=$3 spmpool=$4 tmp=$5
+shim=$1 bench=$2 pmemprog=$3 spmpool=$4 spmbench=$5 tmp=$6
 unset SPM_CRASH SPM_CONF SPM_EVICT SPM_AUDIT SPM_POWERFAIL SPM_TEST_KNOBS SPM_PRELOAD_FORCE
 command -v pmempool >/dev/null || { echo "FAIL [preload]: pmempool (pmdk-tools) is not installed" >&2; exit 1; }
 mkdir -p "$tmp"
@@ -174,4 +177,15 @@ grep -q "does not import plaintext" "$dir/err" || fail "no message about plainte
 # 6. unlink
 under pmempool rm "$p" || fail "pmempool rm"
 for f in "$p" "$p.meta" "$p.key"; do [ ! -e "$f" ] || fail "$f outlived pmempool rm"; done
+
+# 7. threads
+mkdir "$dir/spm/mt"
+export SPM_PRELOAD_PATHS="$dir/spm/mt/*"
+under "$spmbench" --designs pmdk --workloads hashmap,btree,queue --threads 2 --ops 3000 \
+	--dir "$dir/spm/mt" >"$dir/out" 2>&1 || fail "spm-bench pmdk on 2 threads under the shim: $(cat "$dir/out")"
+if SPM_CONF=design=sca under "$spmbench" --designs pmdk --workloads hashmap --threads 2 --ops 100 \
+	--dir "$dir/spm/mt" >"$dir/out" 2>&1; then
+	fail "spm-bench's pools were not the shim's (sca was not refused)"
+fi
+grep -q "spm-preload: .*design sca" "$dir/out" || fail "no refusal of sca from the shim: $(cat "$dir/out")"
 echo "preload: ok"
