@@ -210,6 +210,15 @@ void shim_pool_put(struct shim_pool *sp)
 __attribute__((destructor)) static void shim_close_all(void)
 {
 	shim_lock();
+	/* what still names a pool forgets it: a later munmap or close (another
+	 * library's destructor) finds nothing to let go */
+	nmaps = 0;
+	__atomic_store_n(&nmaps_seen, 0, __ATOMIC_RELEASE);
+	for (int fd = 0; fd < SHIM_MAX_FD; fd++) {
+		struct shim_fd *e = __atomic_load_n(&fd_tab[fd], __ATOMIC_ACQUIRE);
+		if (e)
+			__atomic_store_n(&e->sp, NULL, __ATOMIC_RELEASE);
+	}
 	while (pools) {
 		struct shim_pool *sp = pools;
 		sp->refs = 1;
