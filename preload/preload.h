@@ -80,7 +80,7 @@ extern struct shim_real shim_real;
 void shim_resolve(void); /* fills shim_real (idempotent) */
 
 /* inside spm, or inside the shim's own bookkeeping: pass through */
-extern __thread int shim_inside;
+extern __thread int shim_inside __attribute__((tls_model("initial-exec")));
 
 /* A pool the program has open (by descriptor or mapping). */
 struct shim_pool {

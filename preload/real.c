@@ -10,7 +10,7 @@
 #include "preload.h"
 
 struct shim_real shim_real;
-__thread int shim_inside;
+__thread int shim_inside __attribute__((tls_model("initial-exec"))); /* a preloaded library: static TLS, no __tls_get_addr */
 
 static int resolved;
 
