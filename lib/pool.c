@@ -555,16 +555,12 @@ int pool_preload(spm_pool **pool, const char *path, size_t size, int force)
 			       "%s", path, cfg.layout, POOL_PRELOAD_LAYOUT);
 	snprintf(cfg.layout, sizeof(cfg.layout), "%s", POOL_PRELOAD_LAYOUT);
 	cfg.lock_data_off = 1;
-	if (!size) {
-		if ((rc = open_pool(pool, path, &cfg, 1)))
+	if (!size) { /* the design read from the headers: a refusal writes nothing */
+		struct spm_info in;
+		memset(&in, 0, sizeof(in));
+		if ((rc = emu_info(path, &in)) || (rc = preload_safe(path, in.design, force)))
 			return rc;
-		if ((rc = preload_safe(path, spm_design(*pool), force))) {
-			emu_abandon((*pool)->emu); /* refused: nothing written */
-			(*pool)->emu = NULL;
-			pool_free(*pool);
-			*pool = NULL;
-		}
-		return rc;
+		return open_pool(pool, path, &cfg, 1);
 	}
 	if (!cfg.design[0])
 		snprintf(cfg.design, sizeof(cfg.design), "supermem");

@@ -19,8 +19,11 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+extern void __chk_fail(void) __attribute__((noreturn)); /* glibc's */
+
 /* pool_file_open -- open(2) of a path that matches: the descriptor is
- * tracked; if the file is a pool (a .meta beside it) the pool is opened. */
+ * tracked; if the file is a pool (a .meta beside it) the pool is opened.
+ * An spm pool of another program (another layout) is left alone. */
 static int pool_file_open(const char *path, int flags, mode_t mode)
 {
 	int pool = shim_has_meta(path);
@@ -33,10 +36,14 @@ static int pool_file_open(const char *path, int flags, mode_t mode)
 	if (fd < 0 || fd >= SHIM_MAX_FD)
 		return fd;
 	struct shim_pool *sp = NULL;
-	if (pool && !(sp = shim_pool_get(path, 0))) {
-		int e = errno;
+	int rc = 0;
+	if (pool && !(sp = shim_pool_get(path, 0, &rc))) {
+		if (rc == SPM_E_LAYOUT) { /* spm's own pool, of a program linked with it */
+			shim_fd_release(fd);
+			return fd;
+		}
 		shim_real.close(fd);
-		errno = e;
+		errno = shim_errno(rc, path);
 		return -1;
 	}
 	shim_fd_set(fd, path, sp);
@@ -48,6 +55,14 @@ static mode_t mode_arg(int flags, va_list ap)
 	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
+/* untracked -- a descriptor the shim does not track (stale entry let go) */
+static int untracked(int fd)
+{
+	if (fd >= 0 && !shim_inside)
+		shim_fd_release(fd);
+	return fd;
+}
+
 EXPORT int open(const char *path, int flags, ...)
 {
 	va_list ap;
@@ -56,7 +71,7 @@ EXPORT int open(const char *path, int flags, ...)
 	va_end(ap);
 	shim_resolve();
 	if (shim_inside || !shim_path_matches(path))
-		return shim_real.open(path, flags, mode);
+		return untracked(shim_real.open(path, flags, mode));
 	return pool_file_open(path, flags, mode);
 }
 
@@ -79,7 +94,7 @@ EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	shim_resolve();
 	if (!shim_inside && (path[0] == '/' || dirfd == AT_FDCWD))
 		return open(path, flags, mode);
-	return shim_real.openat(dirfd, path, flags, mode);
+	return untracked(shim_real.openat(dirfd, path, flags, mode));
 }
 
 EXPORT int openat64(int dirfd, const char *path, int flags, ...)
@@ -89,6 +104,27 @@ EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 	mode_t mode = mode_arg(flags, ap);
 	va_end(ap);
 	return openat(dirfd, path, flags, mode);
+}
+
+/* the fortified entry points (_FORTIFY_SOURCE) of the same calls */
+EXPORT int __open_2(const char *path, int flags)
+{
+	return open(path, flags);
+}
+
+EXPORT int __open64_2(const char *path, int flags)
+{
+	return open(path, flags);
+}
+
+EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	return openat(dirfd, path, flags);
+}
+
+EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+	return openat(dirfd, path, flags);
 }
 
 EXPORT int close(int fd)
@@ -105,7 +141,7 @@ EXPORT int close(int fd)
 }
 
 /* dup_track -- newfd, a copy of oldfd, names what oldfd names (a reference of
- * its pool taken); a pool descriptor newfd replaced is let go first. */
+ * its pool taken), or nothing. */
 static int dup_track(int oldfd, int newfd)
 {
 	if (newfd < 0 || shim_inside)
@@ -118,6 +154,8 @@ static int dup_track(int oldfd, int newfd)
 			shim_unlock();
 		}
 		shim_fd_set(newfd, shim_fd_path(oldfd), sp);
+	} else {
+		shim_fd_release(newfd);
 	}
 	return newfd;
 }
@@ -143,35 +181,57 @@ EXPORT int dup(int fd)
 EXPORT int dup2(int oldfd, int newfd)
 {
 	shim_resolve();
-	if (fcntl(oldfd, F_GETFD) < 0) /* EBADF: newfd stays as it is */
+	if (shim_real.fcntl(oldfd, F_GETFD) < 0 || oldfd == newfd) /* EBADF, or nothing to do */
 		return shim_real.dup2(oldfd, newfd);
 	dup_drop(oldfd, newfd);
-	return oldfd == newfd ? shim_real.dup2(oldfd, newfd)
-			      : dup_track(oldfd, shim_real.dup2(oldfd, newfd));
+	return dup_track(oldfd, shim_real.dup2(oldfd, newfd));
 }
 
 EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	shim_resolve();
-	if (fcntl(oldfd, F_GETFD) < 0 || oldfd == newfd)
+	if (shim_real.fcntl(oldfd, F_GETFD) < 0 || oldfd == newfd)
 		return shim_real.dup3(oldfd, newfd, flags);
 	dup_drop(oldfd, newfd);
 	return dup_track(oldfd, shim_real.dup3(oldfd, newfd, flags));
 }
 
+/* fcntl: F_DUPFD and F_DUPFD_CLOEXEC are dups; the rest is libc's (its third
+ * argument read as glibc's own fcntl reads it, one pointer-sized word) */
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	shim_resolve();
+	int rc = shim_real.fcntl(fd, cmd, arg);
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+		return dup_track(fd, rc);
+	return rc;
+}
+
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl(fd, cmd, arg);
+}
+
 /* stat family: a pool's data file shows the program's size */
 
-static int path_is_pool(const char *path, const struct stat *st)
+static int path_is_pool(const char *path, mode_t m)
 {
-	return !shim_inside && S_ISREG(st->st_mode) && shim_path_matches(path) &&
-	       shim_has_meta(path);
+	return !shim_inside && S_ISREG(m) && shim_path_matches(path) && shim_has_meta(path);
 }
 
 EXPORT int stat(const char *path, struct stat *st)
 {
 	shim_resolve();
 	int rc = shim_real.stat(path, st);
-	if (rc == 0 && path_is_pool(path, st))
+	if (rc == 0 && path_is_pool(path, st->st_mode))
 		shim_stat_fix(st);
 	return rc;
 }
@@ -180,7 +240,7 @@ EXPORT int lstat(const char *path, struct stat *st)
 {
 	shim_resolve();
 	int rc = shim_real.lstat(path, st);
-	if (rc == 0 && path_is_pool(path, st))
+	if (rc == 0 && path_is_pool(path, st->st_mode))
 		shim_stat_fix(st);
 	return rc;
 }
@@ -203,7 +263,7 @@ EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 	if ((flags & AT_EMPTY_PATH) && !*path) {
 		if (shim_fd_pool(dirfd))
 			shim_stat_fix(st);
-	} else if ((path[0] == '/' || dirfd == AT_FDCWD) && path_is_pool(path, st)) {
+	} else if ((path[0] == '/' || dirfd == AT_FDCWD) && path_is_pool(path, st->st_mode)) {
 		shim_stat_fix(st);
 	}
 	return rc;
@@ -228,6 +288,24 @@ EXPORT int fstat64(int fd, struct stat64 *st)
 EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
 {
 	return fstatat(dirfd, path, (struct stat *)st, flags);
+}
+
+EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *stx)
+{
+	shim_resolve();
+	int rc = shim_real.statx(dirfd, path, flags, mask, stx);
+	if (rc || shim_inside)
+		return rc;
+	int pool = (flags & AT_EMPTY_PATH) && !*path
+			   ? shim_fd_pool(dirfd) != NULL
+			   : (path[0] == '/' || dirfd == AT_FDCWD) && path_is_pool(path, stx->stx_mode);
+	if (pool) {
+		if (stx->stx_size >= SHIM_BASE)
+			stx->stx_size -= SHIM_BASE;
+		if (stx->stx_blocks >= SHIM_BASE / 512)
+			stx->stx_blocks -= SHIM_BASE / 512;
+	}
+	return rc;
 }
 
 /* the size: fixed */
@@ -306,7 +384,19 @@ EXPORT int fallocate64(int fd, int mode, off_t off, off_t len)
 	return fallocate(fd, mode, off, len);
 }
 
-/* reads and writes: plaintext */
+/* reads and writes: plaintext, as the descriptor's access mode allows */
+
+/* may -- fd was opened for reading (want O_RDONLY) or writing (O_WRONLY);
+ * else EBADF, as the kernel says it */
+static int may(int fd, int want)
+{
+	int fl = shim_real.fcntl(fd, F_GETFL);
+	int acc = fl < 0 ? -1 : fl & O_ACCMODE;
+	if (acc == O_RDWR || acc == want)
+		return 1;
+	errno = EBADF;
+	return 0;
+}
 
 EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
@@ -314,6 +404,8 @@ EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
 	if (!sp)
 		return shim_real.pread(fd, buf, n, off);
+	if (!may(fd, O_RDONLY))
+		return -1;
 	if (off < 0) {
 		errno = EINVAL;
 		return -1;
@@ -332,6 +424,8 @@ EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
 	if (!sp)
 		return shim_real.pwrite(fd, buf, n, off);
+	if (!may(fd, O_WRONLY))
+		return -1;
 	if (off < 0) {
 		errno = EINVAL;
 		return -1;
@@ -350,6 +444,8 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
 	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
 	if (!sp)
 		return shim_real.read(fd, buf, n);
+	if (!may(fd, O_RDONLY))
+		return -1;
 	off_t pos = shim_real.lseek(fd, 0, SEEK_CUR);
 	if (pos < 0)
 		return -1;
@@ -365,7 +461,9 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	struct shim_pool *sp = shim_inside ? NULL : shim_fd_pool(fd);
 	if (!sp)
 		return shim_real.write(fd, buf, n);
-	int fl = fcntl(fd, F_GETFL);
+	if (!may(fd, O_WRONLY))
+		return -1;
+	int fl = shim_real.fcntl(fd, F_GETFL);
 	off_t pos = fl >= 0 && (fl & O_APPEND) ? (off_t)sp->size : shim_real.lseek(fd, 0, SEEK_CUR);
 	if (pos < 0)
 		return -1;
@@ -375,18 +473,60 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	return r;
 }
 
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (n > buflen)
+		__chk_fail();
+	return read(fd, buf, n);
+}
+
+EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+{
+	if (n > buflen)
+		__chk_fail();
+	return pread(fd, buf, n, off);
+}
+
+EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+{
+	if (n > buflen)
+		__chk_fail();
+	return pread(fd, buf, n, off);
+}
+
 /* mappings: the pool's view */
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	shim_resolve();
-	if (shim_inside || fd < 0 || (flags & MAP_ANONYMOUS) || !shim_fd_tracked(fd))
+	if (shim_inside)
 		return shim_real.mmap(addr, len, prot, flags, fd, off);
+	if (fd < 0 || (flags & MAP_ANONYMOUS) || !shim_fd_tracked(fd))
+		return (flags & MAP_FIXED) && shim_maps_any()
+			       ? shim_map_other(addr, len, prot, flags, fd, off)
+			       : shim_real.mmap(addr, len, prot, flags, fd, off);
+	int shared = (flags & MAP_SHARED_VALIDATE) == MAP_SHARED ||
+		     (flags & MAP_SHARED_VALIDATE) == MAP_SHARED_VALIDATE;
 	struct shim_pool *sp = shim_fd_pool(fd);
-	if (!sp && !(sp = shim_convert(fd, shim_fd_path(fd))))
-		return MAP_FAILED;
+	if (!sp) {
+		/* a plain file becomes a pool only when the program maps it to
+		 * write through (read-write, shared); else it is the file */
+		int pfl = shim_real.fcntl(fd, F_GETFL);
+		if (!shared || pfl < 0 || (pfl & O_ACCMODE) != O_RDWR)
+			return (flags & MAP_FIXED) && shim_maps_any()
+				       ? shim_map_other(addr, len, prot, flags, fd, off)
+				       : shim_real.mmap(addr, len, prot, flags, fd, off);
+		if (!(sp = shim_convert(fd, shim_fd_path(fd))))
+			return MAP_FAILED;
+	}
 	if (off < 0 || off % 4096) {
 		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	int fl = shim_real.fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_ACCMODE) == O_WRONLY ||
+	    (shared && (prot & PROT_WRITE) && (fl & O_ACCMODE) != O_RDWR)) {
+		errno = EACCES; /* as the kernel: a shared writable map needs O_RDWR */
 		return MAP_FAILED;
 	}
 	/* MAP_SYNC's promise (a flushed store is durable) is what the shim
@@ -394,15 +534,7 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 	int mflags = flags & ~MAP_SYNC;
 	if ((mflags & MAP_SHARED_VALIDATE) == MAP_SHARED_VALIDATE)
 		mflags = (mflags & ~MAP_SHARED_VALIDATE) | MAP_SHARED;
-	void *a = shim_real.mmap(addr, len, prot, mflags, sp->view_fd, off + SHIM_BASE);
-	if (a == MAP_FAILED)
-		return a;
-	shim_map_remove(a, len); /* MAP_FIXED over an earlier mapping */
-	if (!(mflags & MAP_PRIVATE) && shim_map_add(a, len, (uint64_t)off, sp)) {
-		shim_real.munmap(a, len);
-		return MAP_FAILED;
-	}
-	return a;
+	return shim_map_pool(addr, len, prot, mflags, sp, (uint64_t)off);
 }
 
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
@@ -413,41 +545,95 @@ EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 EXPORT int munmap(void *addr, size_t len)
 {
 	shim_resolve();
-	int rc = shim_real.munmap(addr, len);
-	if (rc == 0 && !shim_inside && shim_maps_any())
-		shim_map_remove(addr, len);
-	return rc;
+	if (shim_inside || !shim_maps_any())
+		return shim_real.munmap(addr, len);
+	return shim_unmap(addr, len);
 }
 
 EXPORT int msync(void *addr, size_t len, int flags)
 {
 	shim_resolve();
-	if (!shim_inside && shim_flush(addr, len)) {
+	size_t covered = shim_inside ? 0 : shim_flush(addr, len);
+	if (covered)
 		shim_drain();
-		return 0;
-	}
-	return shim_real.msync(addr, len, flags);
+	return covered == len ? 0 : shim_real.msync(addr, len, flags);
 }
 
-/* unlink: a pool's data file takes its .meta (and its own .key and .key.tcb)
- * with it */
+/* unlink, rename: a pool's data file takes its .meta (and its own .key and
+ * .key.tcb) with it */
+
+static const char *const companions[] = {".meta", ".key", ".key.tcb"};
+
+/* own_key -- the pool's key file is <path>.key (no key_file= in SPM_CONF) */
+static int own_key(void)
+{
+	const char *conf = getenv("SPM_CONF");
+	return !conf || !strstr(conf, "key_file");
+}
+
 EXPORT int unlink(const char *path)
 {
 	shim_resolve();
 	if (shim_inside || !shim_path_matches(path) || !shim_has_meta(path))
 		return shim_real.unlink(path);
 	int rc = shim_real.unlink(path);
-	if (rc == 0) {
-		char name[PATH_MAX + 8];
-		snprintf(name, sizeof(name), "%s.meta", path);
+	for (unsigned i = 0; rc == 0 && i < (own_key() ? 3u : 1u); i++) {
+		char name[PATH_MAX + 16];
+		snprintf(name, sizeof(name), "%s%s", path, companions[i]);
 		(void)shim_real.unlink(name);
-		const char *conf = getenv("SPM_CONF");
-		if (!conf || !strstr(conf, "key_file")) { /* the pool's own key file */
-			snprintf(name, sizeof(name), "%s.key", path);
-			(void)shim_real.unlink(name);
-			snprintf(name, sizeof(name), "%s.key.tcb", path); /* integrity designs */
-			(void)shim_real.unlink(name);
-		}
 	}
 	return rc;
+}
+
+EXPORT int unlinkat(int dirfd, const char *path, int flags)
+{
+	shim_resolve();
+	if (!shim_inside && flags == 0 && (path[0] == '/' || dirfd == AT_FDCWD))
+		return unlink(path);
+	return shim_real.unlinkat(dirfd, path, flags);
+}
+
+/* pool_rename -- rename of a pool's data file from old to new (both plain
+ * paths): its companions follow; rc of the data file's rename */
+static int pool_rename(const char *old, const char *new, int rc)
+{
+	for (unsigned i = 0; rc == 0 && i < (own_key() ? 3u : 1u); i++) {
+		char a[PATH_MAX + 16], b[PATH_MAX + 16];
+		snprintf(a, sizeof(a), "%s%s", old, companions[i]);
+		snprintf(b, sizeof(b), "%s%s", new, companions[i]);
+		(void)shim_real.rename(a, b);
+	}
+	return rc;
+}
+
+static int renames_pool(int olddirfd, const char *old, int newdirfd, const char *new)
+{
+	return !shim_inside && (old[0] == '/' || olddirfd == AT_FDCWD) &&
+	       (new[0] == '/' || newdirfd == AT_FDCWD) && shim_path_matches(old) &&
+	       shim_has_meta(old);
+}
+
+EXPORT int rename(const char *old, const char *new)
+{
+	shim_resolve();
+	if (!renames_pool(AT_FDCWD, old, AT_FDCWD, new))
+		return shim_real.rename(old, new);
+	return pool_rename(old, new, shim_real.rename(old, new));
+}
+
+EXPORT int renameat(int olddirfd, const char *old, int newdirfd, const char *new)
+{
+	shim_resolve();
+	if (!renames_pool(olddirfd, old, newdirfd, new))
+		return shim_real.renameat(olddirfd, old, newdirfd, new);
+	return pool_rename(old, new, shim_real.renameat(olddirfd, old, newdirfd, new));
+}
+
+EXPORT int renameat2(int olddirfd, const char *old, int newdirfd, const char *new,
+		     unsigned flags)
+{
+	shim_resolve();
+	if ((flags & ~RENAME_NOREPLACE) || !renames_pool(olddirfd, old, newdirfd, new))
+		return shim_real.renameat2(olddirfd, old, newdirfd, new, flags);
+	return pool_rename(old, new, shim_real.renameat2(olddirfd, old, newdirfd, new, flags));
 }

@@ -13,46 +13,48 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "preload.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* persist -- flush and drain the pool lines of a range; 0 if it maps none */
-static int persist(const void *addr, size_t len)
+/* persist -- flush and drain the pool lines of a range; the bytes of it
+ * that map a pool (the caller gives the whole range to libpmem if fewer) */
+static size_t persist(const void *addr, size_t len)
 {
-	if (shim_inside || !shim_flush(addr, len))
-		return 0;
-	shim_drain();
-	return 1;
+	size_t covered = shim_inside ? 0 : shim_flush(addr, len);
+	if (covered)
+		shim_drain();
+	return covered;
 }
 
 EXPORT void pmem_persist(const void *addr, size_t len)
 {
 	shim_resolve();
-	if (!persist(addr, len))
+	if (persist(addr, len) < len)
 		shim_real.pmem_persist(addr, len);
 }
 
 EXPORT void pmem_flush(const void *addr, size_t len)
 {
 	shim_resolve();
-	if (shim_inside || !shim_flush(addr, len))
+	if (shim_inside || shim_flush(addr, len) < len)
 		shim_real.pmem_flush(addr, len);
 }
 
 EXPORT void pmem_deep_flush(const void *addr, size_t len)
 {
 	shim_resolve();
-	if (shim_inside || !shim_flush(addr, len))
+	if (shim_inside || shim_flush(addr, len) < len)
 		shim_real.pmem_deep_flush(addr, len);
 }
 
 EXPORT int pmem_deep_persist(const void *addr, size_t len)
 {
 	shim_resolve();
-	return persist(addr, len) ? 0 : shim_real.pmem_deep_persist(addr, len);
+	return persist(addr, len) == len ? 0 : shim_real.pmem_deep_persist(addr, len);
 }
 
 EXPORT int pmem_deep_drain(const void *addr, size_t len)
@@ -75,7 +77,7 @@ EXPORT void pmem_drain(void)
 EXPORT int pmem_msync(const void *addr, size_t len)
 {
 	shim_resolve();
-	return persist(addr, len) ? 0 : shim_real.pmem_msync(addr, len);
+	return persist(addr, len) == len ? 0 : shim_real.pmem_msync(addr, len);
 }
 
 EXPORT int pmem_is_pmem(const void *addr, size_t len)
@@ -171,18 +173,23 @@ EXPORT void *pmem_memset_nodrain(void *dest, int c, size_t len)
 
 /* map_pool -- the pool at path, from pmem_map_file's flags: opened, made
  * (PMEM_FILE_CREATE where no file is), or converted (an existing plain
- * file of zeros); its reference taken, or NULL with errno set. */
-static struct shim_pool *map_pool(const char *path, size_t len, int flags)
+ * file of zeros, resized to len with PMEM_FILE_CREATE); its reference
+ * taken, or NULL with errno set. */
+static struct shim_pool *map_pool(const char *path, size_t len, int flags, mode_t mode)
 {
 	struct stat st;
-	int exists = shim_real.stat(path, &st) == 0;
+	int rc, exists = shim_real.stat(path, &st) == 0;
+	struct shim_pool *sp;
+	if (exists && (flags & PMEM_FILE_CREATE) && (flags & PMEM_FILE_EXCL)) {
+		errno = EEXIST;
+		return NULL;
+	}
 	if (shim_has_meta(path)) {
-		if ((flags & PMEM_FILE_CREATE) && (flags & PMEM_FILE_EXCL)) {
-			errno = EEXIST;
+		if (!(sp = shim_pool_get(path, 0, &rc))) {
+			errno = shim_errno(rc, path);
 			return NULL;
 		}
-		struct shim_pool *sp = shim_pool_get(path, 0);
-		if (sp && (flags & PMEM_FILE_CREATE) && len && len != sp->size) {
+		if ((flags & PMEM_FILE_CREATE) && len && len != sp->size) {
 			fprintf(stderr, "spm-preload: %s: an spm pool keeps its size (%zu bytes, "
 				"%zu asked)\n", path, sp->size, len);
 			shim_pool_put(sp);
@@ -193,23 +200,32 @@ static struct shim_pool *map_pool(const char *path, size_t len, int flags)
 	}
 	if (!exists) {
 		if (!(flags & PMEM_FILE_CREATE) || !len) {
-			errno = exists ? EINVAL : ENOENT;
+			errno = (flags & PMEM_FILE_CREATE) ? EINVAL : ENOENT;
 			return NULL;
 		}
-		return shim_pool_get(path, len);
+		if (!(sp = shim_pool_get(path, len, &rc))) {
+			errno = shim_errno(rc, path);
+			return NULL;
+		}
+		(void)chmod(path, mode & 07777); /* the program's mode for the data file */
+		return sp;
 	}
 	int fd = shim_real.open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	if ((flags & PMEM_FILE_CREATE) && len && (size_t)st.st_size != len &&
-	    shim_real.ftruncate(fd, (off_t)len) != 0) {
-		int e = errno;
-		shim_real.close(fd);
-		errno = e;
-		return NULL;
+	int e = 0;
+	/* checked before any change: a refused file is left as it was */
+	if (!S_ISREG(st.st_mode) || !shim_all_zero(fd, (uint64_t)st.st_size)) {
+		fprintf(stderr, "spm-preload: %s: matches SPM_PRELOAD_PATHS but holds data and is "
+			"not an spm pool (no %s.meta): spm does not import plaintext\n", path, path);
+		e = EINVAL;
+	} else if ((flags & PMEM_FILE_CREATE) && len && (size_t)st.st_size != len &&
+		   shim_real.ftruncate(fd, (off_t)len) != 0) {
+		e = errno;
 	}
-	struct shim_pool *sp = shim_convert(fd, path);
-	int e = errno;
+	sp = e ? NULL : shim_convert(fd, path);
+	if (!e && !sp)
+		e = errno;
 	shim_real.close(fd); /* the reference it took is the caller's */
 	errno = e;
 	return sp;
@@ -221,17 +237,11 @@ EXPORT void *pmem_map_file(const char *path, size_t len, int flags, mode_t mode,
 	shim_resolve();
 	if (shim_inside || (flags & PMEM_FILE_TMPFILE) || !shim_path_matches(path))
 		return shim_real.pmem_map_file(path, len, flags, mode, mapped_lenp, is_pmemp);
-	struct shim_pool *sp = map_pool(path, len, flags);
+	struct shim_pool *sp = map_pool(path, len, flags, mode);
 	if (!sp)
 		return NULL;
-	void *a = shim_real.mmap(NULL, sp->size, PROT_READ | PROT_WRITE, MAP_SHARED, sp->view_fd,
-				 SHIM_BASE);
+	void *a = shim_map_pool(NULL, sp->size, PROT_READ | PROT_WRITE, MAP_SHARED, sp, 0);
 	int e = errno;
-	if (a != MAP_FAILED && shim_map_add(a, sp->size, 0, sp)) {
-		e = errno;
-		shim_real.munmap(a, sp->size);
-		a = MAP_FAILED;
-	}
 	if (a != MAP_FAILED) {
 		if (mapped_lenp)
 			*mapped_lenp = sp->size;

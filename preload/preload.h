@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -37,6 +38,12 @@ struct shim_real {
 	int (*open)(const char *, int, ...);
 	int (*openat)(int, const char *, int, ...);
 	int (*close)(int);
+	int (*fcntl)(int, int, ...);
+	int (*statx)(int, const char *, int, unsigned, struct statx *);
+	int (*unlinkat)(int, const char *, int);
+	int (*rename)(const char *, const char *);
+	int (*renameat)(int, const char *, int, const char *);
+	int (*renameat2)(int, const char *, int, const char *, unsigned);
 	int (*dup)(int);
 	int (*dup2)(int, int);
 	int (*dup3)(int, int, int);
@@ -91,6 +98,7 @@ struct shim_pool {
 	dev_t dev;       /* the data file */
 	ino_t ino;
 	unsigned refs;   /* descriptors and mappings */
+	unsigned fork_gen; /* the process's fork generation at its open */
 	struct shim_pool *next;
 };
 
@@ -109,27 +117,32 @@ void shim_lock(void);    /* the registry, to change it */
 void shim_unlock(void);
 void shim_rdlock(void);  /* the registry, to use it */
 /* the pool at path (opened, or created with size bytes if size != 0),
- * its reference taken; NULL with errno and a message on stderr */
-struct shim_pool *shim_pool_get(const char *path, size_t size);
+ * its reference taken; NULL with spm's code in *rc, nothing printed */
+struct shim_pool *shim_pool_get(const char *path, size_t size, int *rc);
 void shim_pool_put(struct shim_pool *sp); /* the last reference closes it */
-/* descriptors: the pool an open descriptor names, or NULL (lock-free) */
+/* descriptors: the pool an open descriptor names, or NULL; a stale entry
+ * (the descriptor closed behind the shim and reused) is let go */
 struct shim_pool *shim_fd_pool(int fd);
 int shim_fd_tracked(int fd);       /* a matching file's descriptor */
 const char *shim_fd_path(int fd);  /* its path as opened */
 void shim_fd_set(int fd, const char *path, struct shim_pool *sp);
 void shim_fd_attach(int fd, struct shim_pool *sp);
 void shim_fd_forget(int fd);
-/* mappings (registry read-locked by the caller for shim_map_find) */
-int shim_map_add(void *addr, size_t len, uint64_t off, struct shim_pool *sp);
-void shim_map_remove(void *addr, size_t len);
-const struct shim_map *shim_map_find(const void *addr);
+void shim_fd_release(int fd);      /* a new untracked descriptor: stale entry let go */
+/* mappings: mmap and munmap with the registry held across the system call */
+void *shim_map_pool(void *addr, size_t len, int prot, int flags, struct shim_pool *sp,
+		    uint64_t off);
+void *shim_map_other(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int shim_unmap(void *addr, size_t len);
+const struct shim_map *shim_map_find(const void *addr); /* registry read-locked */
 int shim_maps_any(void);
-/* flush [addr, addr+len) wherever it maps a pool; 1 if any of it did */
-int shim_flush(const void *addr, size_t len);
+/* flush [addr, addr+len) wherever it maps a pool; the bytes that did */
+size_t shim_flush(const void *addr, size_t len);
 void shim_drain(void);
 /* the data file of the pool at path made from the plain file open at fd
  * (all zeros: a file the program just made), fd re-pointed at it */
 struct shim_pool *shim_convert(int fd, const char *path);
+int shim_all_zero(int fd, uint64_t size);
 /* plaintext I/O on a pool (n clipped at its size) */
 ssize_t shim_pread(struct shim_pool *sp, void *buf, size_t n, uint64_t off);
 ssize_t shim_pwrite(struct shim_pool *sp, const void *buf, size_t n, uint64_t off);

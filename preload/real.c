@@ -38,6 +38,12 @@ void shim_resolve(void)
 	RESOLVE(open);
 	RESOLVE(openat);
 	RESOLVE(close);
+	RESOLVE(fcntl);
+	RESOLVE(statx);
+	RESOLVE(unlinkat);
+	RESOLVE(rename);
+	RESOLVE(renameat);
+	RESOLVE(renameat2);
 	RESOLVE(dup);
 	RESOLVE(dup2);
 	RESOLVE(dup3);

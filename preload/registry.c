@@ -17,12 +17,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../lib/pool_internal.h"
 #include "preload.h"
 
-static pthread_rwlock_t reg = PTHREAD_RWLOCK_INITIALIZER;
+/* writers first: flushes take it shared all the time, and a reader-preferring
+ * lock kept a thread that maps or closes waiting behind them for good */
+static pthread_rwlock_t reg = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static pthread_mutex_t convert_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned fork_gen; /* children of fork(): pools opened before are not theirs */
+static int exit_registered;
 static struct shim_pool *pools;
 static struct shim_map *maps;
 static size_t nmaps, maps_cap;
@@ -33,6 +39,8 @@ static size_t nmaps_seen; /* nmaps, read without the lock by shim_maps_any */
 struct shim_fd {
 	int tracked;
 	struct shim_pool *sp;
+	dev_t dev; /* the file it was opened on: a descriptor closed behind the */
+	ino_t ino; /* shim's back (fclose, close_range) and reused is told apart */
 	char path[PATH_MAX];
 };
 static struct shim_fd *fd_tab[SHIM_MAX_FD];
@@ -130,15 +138,20 @@ int shim_errno(int rc, const char *path)
 	}
 }
 
+static void shim_close_all(void);
+
 /* shim_pool_get -- the pool at path, opened (size 0) or created; its
- * reference taken.  NULL with errno set and a message on stderr. */
-struct shim_pool *shim_pool_get(const char *path, size_t size)
+ * reference taken.  NULL with spm's code in *rc (errno for a system
+ * error), nothing printed: the caller says what failed. */
+struct shim_pool *shim_pool_get(const char *path, size_t size, int *rc)
 {
 	struct stat st;
+	*rc = 0;
 	shim_lock();
 	if (!size && shim_real.stat(path, &st) == 0)
 		for (struct shim_pool *sp = pools; sp; sp = sp->next)
-			if (sp->dev == st.st_dev && sp->ino == st.st_ino) {
+			if (sp->dev == st.st_dev && sp->ino == st.st_ino &&
+			    sp->fork_gen == fork_gen) {
 				sp->refs++;
 				shim_unlock();
 				return sp;
@@ -146,25 +159,25 @@ struct shim_pool *shim_pool_get(const char *path, size_t size)
 	struct shim_pool *sp = calloc(1, sizeof(*sp));
 	if (!sp) {
 		shim_unlock();
-		errno = ENOMEM;
+		*rc = -ENOMEM;
 		return NULL;
 	}
 	const char *force = getenv("SPM_PRELOAD_FORCE");
 	spm_pool *p = NULL;
 	shim_inside++;
-	int rc = pool_preload(&p, path, size ? size + SHIM_BASE : 0, force && !strcmp(force, "1"));
-	if (!rc && shim_real.stat(path, &st) != 0)
-		rc = -errno;
+	*rc = pool_preload(&p, path, size ? size + SHIM_BASE : 0, force && !strcmp(force, "1"));
+	if (!*rc && shim_real.stat(path, &st) != 0)
+		*rc = -errno;
+	if (*rc && p)
+		spm_close(p);
+	/* after spm's first use of OpenSSL, whose own exit handler would run
+	 * first otherwise and leave the pools' clean close without a library */
+	if (!*rc && !exit_registered && atexit(shim_close_all) == 0)
+		exit_registered = 1;
 	shim_inside--;
-	if (rc) {
-		if (p) {
-			shim_inside++;
-			spm_close(p);
-			shim_inside--;
-		}
+	if (*rc) {
 		free(sp);
 		shim_unlock();
-		errno = shim_errno(rc, path);
 		return NULL;
 	}
 	sp->pool = p;
@@ -173,6 +186,7 @@ struct shim_pool *shim_pool_get(const char *path, size_t size)
 	sp->view_fd = p->view_fd;
 	sp->dev = st.st_dev;
 	sp->ino = st.st_ino;
+	sp->fork_gen = fork_gen;
 	sp->refs = 1;
 	sp->next = pools;
 	pools = sp;
@@ -190,6 +204,10 @@ static void pool_put_locked(struct shim_pool *sp)
 			*pp = sp->next;
 			break;
 		}
+	if (sp->fork_gen != fork_gen) { /* the parent's: its copy let go, no more */
+		free(sp);
+		return;
+	}
 	shim_inside++;
 	int rc = spm_close(sp->pool);
 	shim_inside--;
@@ -205,19 +223,21 @@ void shim_pool_put(struct shim_pool *sp)
 	shim_unlock();
 }
 
-/* shim_close_all -- at exit: every pool still open closed cleanly (what the
- * program left unflushed is lost, as at a power failure). */
-__attribute__((destructor)) static void shim_close_all(void)
+/* shim_close_all -- at exit (registered with atexit at the first pool):
+ * every pool still open closed cleanly (what the program left unflushed is
+ * lost, as at a power failure); what still names a pool forgets it, so a
+ * later munmap or close (another library's exit code) finds nothing. */
+static void shim_close_all(void)
 {
 	shim_lock();
-	/* what still names a pool forgets it: a later munmap or close (another
-	 * library's destructor) finds nothing to let go */
 	nmaps = 0;
 	__atomic_store_n(&nmaps_seen, 0, __ATOMIC_RELEASE);
 	for (int fd = 0; fd < SHIM_MAX_FD; fd++) {
 		struct shim_fd *e = __atomic_load_n(&fd_tab[fd], __ATOMIC_ACQUIRE);
-		if (e)
+		if (e) {
+			__atomic_store_n(&e->tracked, 0, __ATOMIC_RELEASE);
 			__atomic_store_n(&e->sp, NULL, __ATOMIC_RELEASE);
+		}
 	}
 	while (pools) {
 		struct shim_pool *sp = pools;
@@ -225,6 +245,18 @@ __attribute__((destructor)) static void shim_close_all(void)
 		pool_put_locked(sp);
 	}
 	shim_unlock();
+}
+
+/* fork_child -- in a child of fork(): the pools open so far are the
+ * parent's (spm refuses a forked handle), flushes of them are not its. */
+static void fork_child(void)
+{
+	fork_gen++;
+}
+
+__attribute__((constructor)) static void shim_init(void)
+{
+	pthread_atfork(NULL, NULL, fork_child);
 }
 
 /* descriptors */
@@ -246,18 +278,39 @@ static struct shim_fd *fd_entry(int fd, int make)
 	return e;
 }
 
-struct shim_pool *shim_fd_pool(int fd)
+/* fd_release -- e (of fd) names nothing any more: its pool let go */
+static void fd_release(struct shim_fd *e)
+{
+	struct shim_pool *sp = __atomic_exchange_n(&e->sp, NULL, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&e->tracked, 0, __ATOMIC_RELEASE);
+	if (sp)
+		shim_pool_put(sp);
+}
+
+/* fd_live -- fd's entry, if it is tracked and fd is still the file it was
+ * opened on; a stale entry (fd closed behind the shim's back and reused)
+ * is released.  A system call (fstat) for tracked descriptors only. */
+static struct shim_fd *fd_live(int fd)
 {
 	struct shim_fd *e = fd_entry(fd, 0);
-	return e && __atomic_load_n(&e->tracked, __ATOMIC_ACQUIRE)
-		       ? __atomic_load_n(&e->sp, __ATOMIC_ACQUIRE)
-		       : NULL;
+	if (!e || !__atomic_load_n(&e->tracked, __ATOMIC_ACQUIRE))
+		return NULL;
+	struct stat st;
+	if (shim_real.fstat(fd, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino)
+		return e;
+	fd_release(e);
+	return NULL;
+}
+
+struct shim_pool *shim_fd_pool(int fd)
+{
+	struct shim_fd *e = fd_live(fd);
+	return e ? __atomic_load_n(&e->sp, __ATOMIC_ACQUIRE) : NULL;
 }
 
 int shim_fd_tracked(int fd)
 {
-	struct shim_fd *e = fd_entry(fd, 0);
-	return e && __atomic_load_n(&e->tracked, __ATOMIC_ACQUIRE);
+	return fd_live(fd) != NULL;
 }
 
 const char *shim_fd_path(int fd)
@@ -266,13 +319,24 @@ const char *shim_fd_path(int fd)
 	return e ? e->path : "";
 }
 
+/* fd_identity -- e records the file fd is open on now */
+static void fd_identity(struct shim_fd *e, int fd)
+{
+	struct stat st;
+	if (shim_real.fstat(fd, &st) == 0) {
+		e->dev = st.st_dev;
+		e->ino = st.st_ino;
+	}
+}
+
 void shim_fd_set(int fd, const char *path, struct shim_pool *sp)
 {
 	struct shim_fd *e = fd_entry(fd, 1);
 	if (!e)
 		return;
-	if (shim_abs(path, e->path, sizeof(e->path)))
+	if (path != e->path && shim_abs(path, e->path, sizeof(e->path)))
 		snprintf(e->path, sizeof(e->path), "%s", path);
+	fd_identity(e, fd);
 	__atomic_store_n(&e->sp, sp, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->tracked, 1, __ATOMIC_RELEASE);
 }
@@ -280,8 +344,10 @@ void shim_fd_set(int fd, const char *path, struct shim_pool *sp)
 void shim_fd_attach(int fd, struct shim_pool *sp)
 {
 	struct shim_fd *e = fd_entry(fd, 0);
-	if (e)
-		__atomic_store_n(&e->sp, sp, __ATOMIC_RELEASE);
+	if (!e)
+		return;
+	fd_identity(e, fd);
+	__atomic_store_n(&e->sp, sp, __ATOMIC_RELEASE);
 }
 
 void shim_fd_forget(int fd)
@@ -293,6 +359,15 @@ void shim_fd_forget(int fd)
 	__atomic_store_n(&e->sp, NULL, __ATOMIC_RELEASE);
 }
 
+/* shim_fd_release -- a descriptor the kernel has just handed out that the
+ * shim does not track: a stale entry of its number let go */
+void shim_fd_release(int fd)
+{
+	struct shim_fd *e = fd_entry(fd, 0);
+	if (e && __atomic_load_n(&e->tracked, __ATOMIC_ACQUIRE))
+		fd_release(e);
+}
+
 /* mappings */
 
 int shim_maps_any(void)
@@ -300,16 +375,14 @@ int shim_maps_any(void)
 	return __atomic_load_n(&nmaps_seen, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* shim_map_add -- [addr, addr+len) maps the pool sp from the program's
+/* map_add_locked -- [addr, addr+len) maps the pool sp from the program's
  * offset off (a reference of sp taken); 0 or -1 (ENOMEM). */
-int shim_map_add(void *addr, size_t len, uint64_t off, struct shim_pool *sp)
+static int map_add_locked(void *addr, size_t len, uint64_t off, struct shim_pool *sp)
 {
-	shim_lock();
 	if (nmaps == maps_cap) {
 		size_t cap = maps_cap ? 2 * maps_cap : 16;
 		struct shim_map *m = realloc(maps, cap * sizeof(*m));
 		if (!m) {
-			shim_unlock();
 			errno = ENOMEM;
 			return -1;
 		}
@@ -319,17 +392,15 @@ int shim_map_add(void *addr, size_t len, uint64_t off, struct shim_pool *sp)
 	maps[nmaps++] = (struct shim_map){.addr = addr, .len = len, .off = off, .sp = sp};
 	sp->refs++;
 	__atomic_store_n(&nmaps_seen, nmaps, __ATOMIC_RELEASE);
-	shim_unlock();
 	return 0;
 }
 
-/* shim_map_remove -- [addr, addr+len) no longer maps any pool: mappings
+/* map_remove_locked -- [addr, addr+len) no longer maps any pool: mappings
  * inside it forgotten (their references dropped), ones that overlap it
  * trimmed or split. */
-void shim_map_remove(void *addr, size_t len)
+static void map_remove_locked(void *addr, size_t len)
 {
 	uint8_t *lo = addr, *hi = lo + len;
-	shim_lock();
 	if (nmaps == maps_cap) { /* room for a split */
 		struct shim_map *m = realloc(maps, (maps_cap ? 2 * maps_cap : 16) * sizeof(*m));
 		if (m) {
@@ -366,7 +437,49 @@ void shim_map_remove(void *addr, size_t len)
 		}
 	}
 	__atomic_store_n(&nmaps_seen, nmaps, __ATOMIC_RELEASE);
+}
+
+/* shim_map_pool -- mmap of the pool sp from the program's offset off: its
+ * view mapped there and recorded (shared mappings), with the registry held
+ * so that no other thread's munmap or mmap of the same addresses comes
+ * between the two. */
+void *shim_map_pool(void *addr, size_t len, int prot, int flags, struct shim_pool *sp,
+		    uint64_t off)
+{
+	shim_lock();
+	void *a = shim_real.mmap(addr, len, prot, flags, sp->view_fd, (off_t)(off + SHIM_BASE));
+	if (a != MAP_FAILED) {
+		map_remove_locked(a, len); /* MAP_FIXED over an earlier mapping */
+		if (!(flags & MAP_PRIVATE) && map_add_locked(a, len, off, sp)) {
+			shim_real.munmap(a, len);
+			a = MAP_FAILED;
+		}
+	}
 	shim_unlock();
+	return a;
+}
+
+/* shim_map_other -- an mmap of anything else with MAP_FIXED where pools may
+ * be mapped: what it replaces is forgotten, under the registry. */
+void *shim_map_other(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	shim_lock();
+	void *a = shim_real.mmap(addr, len, prot, flags, fd, off);
+	if (a != MAP_FAILED)
+		map_remove_locked(a, len);
+	shim_unlock();
+	return a;
+}
+
+/* shim_unmap -- munmap, and [addr, addr+len) forgotten, under the registry */
+int shim_unmap(void *addr, size_t len)
+{
+	shim_lock();
+	int rc = shim_real.munmap(addr, len);
+	if (rc == 0)
+		map_remove_locked(addr, len);
+	shim_unlock();
+	return rc;
 }
 
 /* shim_map_find -- the mapping of a pool that holds addr, or NULL (the
@@ -380,35 +493,53 @@ const struct shim_map *shim_map_find(const void *addr)
 	return NULL;
 }
 
-/* shim_flush -- each line of [addr, addr+len) that maps a pool written back
- * through its controller; 1 if any of it maps one. */
-int shim_flush(const void *addr, size_t len)
+/* next_map -- the mapping of a pool that holds a, else the first that
+ * starts in (a, end), or NULL (registry held) */
+static const struct shim_map *next_map(const uint8_t *a, const uint8_t *end)
+{
+	const struct shim_map *best = NULL;
+	for (size_t i = 0; i < nmaps; i++) {
+		const struct shim_map *m = &maps[i];
+		if (a >= m->addr && a < m->addr + m->len)
+			return m;
+		if (m->addr > a && m->addr < end && (!best || m->addr < best->addr))
+			best = m;
+	}
+	return best;
+}
+
+/* shim_flush -- each line of [addr, addr+len) that maps a pool (of this
+ * process: not a parent's, after fork) written back through its
+ * controller; the bytes of the range that map one (the caller gives the
+ * rest, if any, to the real function). */
+size_t shim_flush(const void *addr, size_t len)
 {
 	if (!shim_maps_any())
 		return 0;
 	const uint8_t *a = addr, *end = a + len;
-	int any = 0;
+	size_t covered = 0;
 	shim_rdlock();
 	while (a < end) {
-		const struct shim_map *m = shim_map_find(a);
+		const struct shim_map *m = next_map(a, end);
 		if (!m)
 			break;
+		if (m->addr > a)
+			a = m->addr; /* a gap: not a pool's */
 		size_t n = (size_t)(m->addr + m->len - a);
 		if (n > (size_t)(end - a))
 			n = (size_t)(end - a);
 		uint64_t off = m->off + (uint64_t)(a - m->addr);
-		if (off < m->sp->size) {
-			if (n > m->sp->size - off)
-				n = m->sp->size - off;
+		if (off < m->sp->size && m->sp->fork_gen == fork_gen) {
+			size_t k = n > m->sp->size - off ? m->sp->size - off : n;
 			shim_inside++;
-			spm_flush(m->sp->pool, m->sp->view + SHIM_BASE + off, n);
+			spm_flush(m->sp->pool, m->sp->view + SHIM_BASE + off, k);
 			shim_inside--;
+			covered += k;
 		}
-		any = 1;
 		a += n;
 	}
 	shim_unlock();
-	return any;
+	return covered;
 }
 
 /* shim_drain -- a fence: every pool's lines this thread wrote back are
@@ -418,7 +549,8 @@ void shim_drain(void)
 	shim_rdlock();
 	shim_inside++;
 	for (struct shim_pool *sp = pools; sp; sp = sp->next)
-		spm_drain(sp->pool);
+		if (sp->fork_gen == fork_gen)
+			spm_drain(sp->pool);
 	shim_inside--;
 	shim_unlock();
 }
@@ -460,8 +592,8 @@ void shim_stat_fix(struct stat *st)
 		st->st_blocks -= SHIM_BASE / 512;
 }
 
-/* all_zero -- the first size bytes of the file open at fd are zeros. */
-static int all_zero(int fd, uint64_t size)
+/* shim_all_zero -- the first size bytes of the file open at fd are zeros. */
+int shim_all_zero(int fd, uint64_t size)
 {
 	static const uint8_t zeros[1 << 16];
 	uint8_t *buf = malloc(sizeof(zeros));
@@ -477,58 +609,88 @@ static int all_zero(int fd, uint64_t size)
 	return ok;
 }
 
+/* unlink_pool -- the files of a pool made at path removed (a conversion
+ * that could not finish) */
+static void unlink_pool(const char *path)
+{
+	static const char *const suffix[] = {"", ".meta", ".key", ".key.tcb"};
+	char name[PATH_MAX + 16];
+	for (unsigned i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "%s%s", path, suffix[i]);
+		(void)shim_real.unlink(name);
+	}
+}
+
 /*
- * shim_convert -- the plain file open at fd (path) made an spm pool: its
- * size kept as the program's size, its content (zeros: a file the program
- * has just made and sized) the pool's.  The plain file is moved aside, the
- * pool made at path, then fd re-pointed at the pool's data file (and
- * flocked, as the program had it); the plain file is removed last, or put
- * back if the pool cannot be made.  A file holding anything but zeros is
- * refused: spm does not import plaintext.
+ * shim_convert -- the plain file open at fd (path, read-write) made an spm
+ * pool: its size kept as the program's size, its content (zeros: a file
+ * the program has just made and sized) the pool's.  The plain file is
+ * moved aside, the pool made at path, then fd re-pointed at the pool's data
+ * file (its status flags kept, and flocked as the program had it); the
+ * plain file is removed last, or put back if the pool cannot be made.  A
+ * file holding anything but zeros is refused: spm does not import
+ * plaintext.  One conversion at a time; a descriptor another thread has
+ * converted meanwhile gets that pool.  NULL with errno set and a message.
  */
 struct shim_pool *shim_convert(int fd, const char *path)
 {
 	struct stat st;
 	char aside[PATH_MAX + 16];
+	pthread_mutex_lock(&convert_lock);
+	struct shim_pool *sp = shim_fd_pool(fd);
+	if (sp) {
+		pthread_mutex_unlock(&convert_lock);
+		return sp;
+	}
 	if (shim_real.fstat(fd, &st) != 0)
-		return NULL;
+		goto fail;
 	if (!S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size % 4096) {
 		fprintf(stderr, "spm-preload: %s: a pool must be a regular file of a whole number "
 			"of pages (it has %lld bytes)\n", path, (long long)st.st_size);
 		errno = EINVAL;
-		return NULL;
+		goto fail;
 	}
-	if (!all_zero(fd, (uint64_t)st.st_size)) {
+	if (!shim_all_zero(fd, (uint64_t)st.st_size)) {
 		fprintf(stderr, "spm-preload: %s: matches SPM_PRELOAD_PATHS but holds data and is "
 			"not an spm pool (no %s.meta): spm does not import plaintext\n", path, path);
 		errno = EINVAL;
-		return NULL;
+		goto fail;
 	}
 	snprintf(aside, sizeof(aside), "%s.spm-plain", path);
-	if (rename(path, aside) != 0)
-		return NULL;
-	struct shim_pool *sp = shim_pool_get(path, (size_t)st.st_size);
-	if (!sp) {
-		int e = errno;
-		(void)rename(aside, path);
-		errno = e;
-		return NULL;
+	if (shim_real.rename(path, aside) != 0)
+		goto fail;
+	int rc;
+	if (!(sp = shim_pool_get(path, (size_t)st.st_size, &rc))) {
+		errno = shim_errno(rc, path);
+		goto put_back;
 	}
+	int fl = fcntl(fd, F_GETFL), fdflags = fcntl(fd, F_GETFD);
 	int nfd = shim_real.open(path, O_RDWR | O_CLOEXEC);
-	int fdflags = fcntl(fd, F_GETFD);
 	if (nfd < 0 || shim_real.dup2(nfd, fd) < 0) {
 		int e = errno;
 		if (nfd >= 0)
 			shim_real.close(nfd);
 		shim_pool_put(sp);
+		unlink_pool(path);
 		errno = e;
-		return NULL;
+		goto put_back;
 	}
 	shim_real.close(nfd);
 	if (fdflags >= 0)
 		(void)fcntl(fd, F_SETFD, fdflags);
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl);
 	(void)flock(fd, LOCK_EX | LOCK_NB);
 	(void)shim_real.unlink(aside);
 	shim_fd_attach(fd, sp);
+	pthread_mutex_unlock(&convert_lock);
 	return sp;
+put_back: {
+	int e = errno;
+	(void)shim_real.rename(aside, path);
+	errno = e;
+}
+fail:
+	pthread_mutex_unlock(&convert_lock);
+	return NULL;
 }

@@ -2,7 +2,8 @@
 # test_preload.sh -- libspm-preload.so under programs nobody here wrote
 # (PMDK's pmempool) and the libpmemobj programs of bench/pmdk/, unmodified.
 #
-#   test_preload.sh LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM SPM_POOL SPM_BENCH TMPDIR
+#   test_preload.sh LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM SPM_POOL SPM_BENCH PRELOAD_EDGE
+#                   TMPDIR
 #
 #  1. pmempool creates, reports on and checks an object pool under the shim;
 #     the pool is spm's (data, .meta, .key); pmempool info without the shim
@@ -26,14 +27,22 @@
 #  7. Threads: spm-bench's libpmemobj design on 2 threads (a pool each, flushed
 #     concurrently) under the shim; on sca the shim refuses its pools (so it
 #     did serve them).
+#  8. Edge cases (preload_edge.c): a program that exits with a pool open
+#     leaves it clean; a pool descriptor closed behind the shim's back and
+#     reused names the new file; O_RDONLY refuses writes; a mapping replaced
+#     by MAP_FIXED is forgotten; F_DUPFD names the pool; CREATE|EXCL of an
+#     existing file fails; an msync that starts before a pool persists its
+#     lines (and without it they are lost); fortified read; statx (stat),
+#     rm and mv of a pool; refusing a pool's design writes nothing.
 # SPM_PRELOAD_KILLS sets the kills per workload in 3 (default 2).
 set -euo pipefail
 
-if [ $# -ne 6 ]; then
-	echo "usage: $0 LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM SPM_POOL SPM_BENCH TMPDIR" >&2
+if [ $# -ne 7 ]; then
+	echo "usage: $0 LIBSPM_PRELOAD SPM_PMDK_BENCH PRELOAD_PMEM SPM_POOL SPM_BENCH PRELOAD_EDGE" \
+	     "TMPDIR" >&2
 	exit 2
 fi
-shim=$1 bench=$2 pmemprog=$3 spmpool=$4 spmbench=$5 tmp=$6
+shim=$1 bench=$2 pmemprog=$3 spmpool=$4 spmbench=$5 edge=$6 tmp=$7
 unset SPM_CRASH SPM_CONF SPM_EVICT SPM_AUDIT SPM_POWERFAIL SPM_TEST_KNOBS SPM_PRELOAD_FORCE
 command -v pmempool >/dev/null || { echo "FAIL [preload]: pmempool (pmdk-tools) is not installed" >&2; exit 1; }
 mkdir -p "$tmp"
@@ -188,4 +197,37 @@ if SPM_CONF=design=sca under "$spmbench" --designs pmdk --workloads hashmap --th
 	fail "spm-bench's pools were not the shim's (sca was not refused)"
 fi
 grep -q "spm-preload: .*design sca" "$dir/out" || fail "no refusal of sca from the shim: $(cat "$dir/out")"
+
+# 8. edge cases
+export SPM_PRELOAD_PATHS="$dir/spm/*.obj:$dir/spm/*.pmem"
+e=$dir/spm/e.obj
+under pmempool create obj --size=32M "$e" || fail "pmempool create for the edge cases"
+under "$edge" exit "$e" || fail "exit with a pool open"
+"$spmpool" info "$e" | grep -q "^state *clean" || fail "a pool open at exit was not closed cleanly"
+echo "not a pool" >"$dir/plain/other.txt"
+under "$edge" stale "$e" "$dir/plain/other.txt" || fail "a reused descriptor"
+under "$edge" rdonly "$e" || fail "O_RDONLY"
+under "$edge" fixed "$e" || fail "MAP_FIXED over a pool mapping"
+under "$edge" dupfd "$e" || fail "F_DUPFD"
+head -c 8M /dev/zero >"$dir/spm/x.pmem"
+under "$edge" excl "$dir/spm/x.pmem" || fail "CREATE|EXCL"
+[ ! -e "$dir/spm/x.pmem.meta" ] || fail "CREATE|EXCL made a pool of an existing file"
+s=$dir/spm/s.pmem
+under "$pmemprog" write "$s" 8388608 first-text || fail "libpmem program: write"
+under "$edge" span "$s" span-text || fail "msync from before a pool"
+under "$edge" read "$s" span-text || fail "an msync that starts before a pool lost its lines"
+under "$edge" lost "$s" lost-text || fail "a store and _exit"
+under "$edge" read "$s" span-text || fail "a store never flushed survived: the span check cannot fail"
+[ "$(under stat -c %s "$e")" = 33554432 ] || fail "stat (statx) of a pool: $(under stat -c %s "$e")"
+under mv "$e" "$dir/spm/moved.obj" || fail "mv of a pool"
+[ -f "$dir/spm/moved.obj.meta" ] && [ ! -e "$e.meta" ] || fail "mv left the pool's .meta behind"
+under pmempool check "$dir/spm/moved.obj" >/dev/null || fail "the moved pool does not open"
+under rm "$dir/spm/moved.obj" || fail "rm of a pool"
+[ ! -e "$dir/spm/moved.obj.meta" ] && [ ! -e "$dir/spm/moved.obj.key" ] || fail "rm left the pool's .meta"
+u=$dir/spm/u.obj
+SPM_CONF=design=unsafe SPM_PRELOAD_FORCE=1 under pmempool create obj --size=32M "$u" ||
+	fail "an unsafe pool, forced"
+before=$(sums "$u" "$u.meta" "$u.key")
+if under pmempool info "$u" >/dev/null 2>&1; then fail "an unsafe pool opened without the force"; fi
+[ "$before" = "$(sums "$u" "$u.meta" "$u.key")" ] || fail "refusing a pool's design changed its files"
 echo "preload: ok"
