@@ -20,6 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "../lib/pool_internal.h"
 #include "preload.h"
 
@@ -28,7 +30,6 @@
 static pthread_rwlock_t reg = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 static pthread_mutex_t convert_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned fork_gen; /* children of fork(): pools opened before are not theirs */
-static int exit_registered;
 static struct shim_pool *pools;
 static struct shim_map *maps;
 static size_t nmaps, maps_cap;
@@ -170,10 +171,6 @@ struct shim_pool *shim_pool_get(const char *path, size_t size, int *rc)
 		*rc = -errno;
 	if (*rc && p)
 		spm_close(p);
-	/* after spm's first use of OpenSSL, whose own exit handler would run
-	 * first otherwise and leave the pools' clean close without a library */
-	if (!*rc && !exit_registered && atexit(shim_close_all) == 0)
-		exit_registered = 1;
 	shim_inside--;
 	if (*rc) {
 		free(sp);
@@ -223,7 +220,7 @@ void shim_pool_put(struct shim_pool *sp)
 	shim_unlock();
 }
 
-/* shim_close_all -- at exit (registered with atexit at the first pool):
+/* shim_close_all -- at exit (OpenSSL still there: shim_init):
  * every pool still open closed cleanly (what the program left unflushed is
  * lost, as at a power failure); what still names a pool forgets it, so a
  * later munmap or close (another library's exit code) finds nothing. */
@@ -254,9 +251,16 @@ static void fork_child(void)
 	fork_gen++;
 }
 
+/* shim_init -- at load: OpenSSL initialised without its exit handler,
+ * which would tear it down before shim_close_all closes the pools with it
+ * (the exit handlers of the program's libraries run before the shim's own
+ * clean-up); its memory is the process's until the end.  A child of fork()
+ * told apart. */
 __attribute__((constructor)) static void shim_init(void)
 {
-	pthread_atfork(NULL, NULL, fork_child);
+	(void)OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+	(void)atexit(shim_close_all);
+	(void)pthread_atfork(NULL, NULL, fork_child);
 }
 
 /* descriptors */

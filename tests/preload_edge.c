@@ -4,8 +4,8 @@
  * tests/test_preload.sh; built with _FORTIFY_SOURCE, so that read and pread
  * go through glibc's checked entry points).
  *
- *   preload_edge exit POOL        pread, then exit with the pool open (the
- *                                 shim closes it cleanly at exit)
+ *   preload_edge exit POOL...     pread, then exit with the pools open (the
+ *                                 shim closes them cleanly at exit)
  *   preload_edge stale POOL OTHER a pool descriptor closed behind the shim's
  *                                 back (fdopen, fclose), its number reused by
  *                                 OTHER: reads and fstat are OTHER's
@@ -42,13 +42,15 @@ static int fail(const char *what)
 	return 1;
 }
 
-static int do_exit(const char *pool)
+static int do_exit(char **pools, int n)
 {
-	int fd = open(pool, O_RDONLY);
-	char buf[8];
-	if (fd < 0 || pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
-		return fail("open and pread");
-	return 0; /* fd and pool still open */
+	for (int i = 0; i < n; i++) {
+		int fd = open(pools[i], O_RDONLY);
+		char buf[8];
+		if (fd < 0 || pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+			return fail("open and pread");
+	}
+	return 0; /* descriptors and pools still open */
 }
 
 static int do_stale(const char *pool, const char *other)
@@ -189,8 +191,8 @@ static int do_read(const char *pool, const char *text)
 int main(int argc, char **argv)
 {
 	const char *c = argc > 2 ? argv[1] : "";
-	if (!strcmp(c, "exit") && argc == 3)
-		return do_exit(argv[2]);
+	if (!strcmp(c, "exit"))
+		return do_exit(argv + 2, argc - 2);
 	if (!strcmp(c, "stale") && argc == 4)
 		return do_stale(argv[2], argv[3]);
 	if (!strcmp(c, "rdonly") && argc == 3)
