@@ -73,6 +73,7 @@ static void pool_free(spm_pool *p)
 	if (!p)
 		return;
 	pool_unregister(p);
+	track_fini(p);
 	for (unsigned i = 0; i < POOL_NLANES; i++) {
 		free(p->lanes[i].logged.r);
 		free(p->lanes[i].entries.r);
@@ -196,7 +197,7 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 	 * crash inside spm_create, before its commit below, leaves no pool),
 	 * so that a create makes no counter-atomic write of its own */
 	hdr_counter_atomic(p);
-	if ((rc = emu_commit_create(p->emu)))
+	if ((cfg.tx_track && (rc = track_init(p))) || (rc = emu_commit_create(p->emu)))
 		goto fail_files;
 	emu_stat_reset(p->emu);
 	pool_access_on(p);
@@ -242,7 +243,8 @@ SPM_API int spm_open(spm_pool **pool, const char *path, const char *options)
 		emu_prefault_media(p->emu);
 	emu_set_log_range(p->emu, p->hdr->lane_off / SPM_LINE,
 			  (uint64_t)POOL_NLANES * POOL_LANE_SIZE / SPM_LINE);
-	if ((rc = tx_recover(p)) || (rc = alloc_init(p)))
+	if ((rc = tx_recover(p)) || (rc = alloc_init(p)) ||
+	    (cfg.tx_track && (rc = track_init(p))))
 		goto fail;
 	pool_access_on(p);
 	*pool = p;
