@@ -39,7 +39,10 @@
  * (so is a redo design with redo_early_apply=1, which applies a
  * transaction's records in place before its commit record, and a dedup
  * design with dedup_early_map=1, which maps a line to its new unit before
- * the unit's data is in the write queue)
+ * the unit's data is in the write queue, and an example built without its
+ * spm_tx_add calls, --example NAME-notxadd, on a design without
+ * tx_track=pages: its template is made with tx_track=pages, its crashed
+ * runs go without)
  * (or reused pads), or the oracle is blind and the harness fails.  Exit 0
  * when every other design has 0 failures and 0 reused pads, each
  * negative control has failures or reused pads, and (--stats-bin) every
@@ -437,6 +440,15 @@ static int is_ok(const struct run_out *o)
 	return exited_ok(o->status) && strncmp(o->out, "ok ", 3) == 0;
 }
 
+/* untracked -- a run of an example built without its spm_tx_add calls
+ * (spm-<name>-notxadd) without tx_track=pages: its transactions log
+ * nothing, the negative control of the tracked sweeps. */
+static int untracked(const char *example, const char *design)
+{
+	size_t n = strlen(example);
+	return n > 8 && !strcmp(example + n - 8, "-notxadd") && !strstr(design, "tx_track=pages");
+}
+
 /* sweep_design -- the whole sweep of one design. */
 static int sweep_design(const struct opts *o, const char *design, struct result *res)
 {
@@ -481,6 +493,17 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 	snprintf(seed2, sizeof(seed2), "%llu", (unsigned long long)o->seed + 1);
 	snprintf(seed3, sizeof(seed3), "%llu", (unsigned long long)o->seed + 2);
 	remove_pool(c.tmpl);
+	/* untracked: the template is made with tx_track=pages (without it, no
+	 * transaction of the program would write its lines at all, and there
+	 * would be no pool to crash); the crashed runs go without */
+	char conf_plain[sizeof(c.conf_env)];
+	memcpy(conf_plain, c.conf_env, sizeof(conf_plain));
+	if (untracked(o->example, design) &&
+	    snprintf(c.conf_env, sizeof(c.conf_env), "%s;tx_track=pages", conf_plain) >=
+		    (int)sizeof(c.conf_env)) {
+		fprintf(stderr, "crash_sweep: design \"%s\": options too long\n", design);
+		return -1;
+	}
 	/* the template: created, then a first run so the structure is not empty */
 	snprintf(c.audit_env, sizeof(c.audit_env), "SPM_AUDIT=%s.audit", c.tmpl);
 	if (ex(&c, NULL, &out, "create", c.tmpl, opts, "--size", "8388608", NULL) ||
@@ -491,6 +514,7 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 			design, out.out);
 		return -1;
 	}
+	memcpy(c.conf_env, conf_plain, sizeof(conf_plain));
 	snprintf(c.audit_env, sizeof(c.audit_env), "SPM_AUDIT=%s.audit", c.pool);
 	long n = count_points(&c, ops, seed2);
 	if (n <= 0) {
@@ -651,7 +675,8 @@ int main(int argc, char **argv)
 		int negative = (!strncmp(d, "unsafe", 6) && (!d[6] || d[6] == ':')) ||
 			       (!strncmp(d, "bmt-nocc", 8) && (!d[8] || d[8] == ':')) ||
 			       (o.power && strstr(d, "durability=none")) ||
-			       strstr(d, "redo_early_apply=1") || strstr(d, "dedup_early_map=1");
+			       strstr(d, "redo_early_apply=1") || strstr(d, "dedup_early_map=1") ||
+			       untracked(o.example, d);
 		printf("%-8s %-24s %7u %8u %8u %9u %9u %7lu %9lu %7.1f%s\n", o.example, d,
 		       r.points_total, r.explored, r.ok, r.failures, r.recovery_crashes,
 		       r.reused, r.audited, r.seconds,
