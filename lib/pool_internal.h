@@ -229,6 +229,7 @@ int track_changed(spm_pool *p, uint64_t lo, uint64_t hi,
 		  int (*fn)(void *arg, uint64_t off, uint64_t len), void *arg);
 void track_restore(spm_pool *p);
 int track_flush(spm_pool *p, uint64_t off, uint64_t len);
+int track_line_held(spm_pool *p, uint64_t line);
 /* tx.c: the lines of [lo, hi) the open tracked transaction changed, logged
  * (or declared) as spm_tx_add would */
 int tx_track_log(spm_pool *p, uint64_t lo, uint64_t hi);

@@ -193,6 +193,12 @@ static int track_held(const void *arg, uint64_t line)
 	return __atomic_load_n(&t->slot[(off - t->heap_off) / TRACK_PAGE], __ATOMIC_RELAXED) != 0;
 }
 
+/* track_line_held -- track_held for the eviction injector (evict.c). */
+int track_line_held(spm_pool *p, uint64_t line)
+{
+	return track_held(p->track, line);
+}
+
 /* track_init -- tracking for pool p (tx_track=pages), after its heap is laid
  * out and recovered. */
 int track_init(spm_pool *p)
