@@ -42,7 +42,9 @@
  * the unit's data is in the write queue, and an example built without its
  * spm_tx_add calls, --example NAME-notxadd, on a design without
  * tx_track=pages: its template is made with tx_track=pages, its crashed
- * runs go without)
+ * runs go without; for such an example a run that ended normally must
+ * also leave its ops durable, or a program that makes nothing durable
+ * would pass)
  * (or reused pads), or the oracle is blind and the harness fails.  Exit 0
  * when every other design has 0 failures and 0 reused pads, each
  * negative control has failures or reused pads, and (--stats-bin) every
@@ -440,13 +442,26 @@ static int is_ok(const struct run_out *o)
 	return exited_ok(o->status) && strncmp(o->out, "ok ", 3) == 0;
 }
 
+/* ops_of -- the ops=K of a check's "ok ops=K ..." line (0 if none). */
+static unsigned long long ops_of(const struct run_out *o)
+{
+	const char *k = strstr(o->out, "ok ops=");
+	return k ? strtoull(k + 7, NULL, 10) : 0;
+}
+
+/* notxadd -- an example built without its spm_tx_add calls? */
+static int notxadd(const char *example)
+{
+	size_t n = strlen(example);
+	return n > 8 && !strcmp(example + n - 8, "-notxadd");
+}
+
 /* untracked -- a run of an example built without its spm_tx_add calls
  * (spm-<name>-notxadd) without tx_track=pages: its transactions log
  * nothing, the negative control of the tracked sweeps. */
 static int untracked(const char *example, const char *design)
 {
-	size_t n = strlen(example);
-	return n > 8 && !strcmp(example + n - 8, "-notxadd") && !strstr(design, "tx_track=pages");
+	return notxadd(example) && !strstr(design, "tx_track=pages");
 }
 
 /* sweep_design -- the whole sweep of one design. */
@@ -562,11 +577,17 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 		}
 		if (ex(&c, NULL, &out, "check", c.pool, NULL, NULL, NULL, NULL) || !is_ok(&out))
 			failed = 1;
+		unsigned long long ops1 = ops_of(&out);
 		/* writes after recovery, then the oracle again */
 		if (!failed &&
 		    (ex_run(&c, NULL, &out, c.pool, "20", seed3, 0) ||
 		     !exited_ok(out.status) ||
 		     ex(&c, NULL, &out, "check", c.pool, NULL, NULL, NULL, NULL) || !is_ok(&out)))
+			failed = 1;
+		/* a -notxadd example: the 20 ops of a run that ended normally are
+		 * durable (whose transactions log nothing may look consistent
+		 * at every crash, having made nothing durable) */
+		if (!failed && notxadd(o->example) && ops_of(&out) != ops1 + 20)
 			failed = 1;
 		if (failed) {
 			if (!res->failures) {
