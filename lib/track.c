@@ -2,10 +2,15 @@
  * track.c -- transactions that find their own writes (tx_track=pages):
  * spm_tx_add becomes optional.
  *
- * At spm_tx_begin the pool's heap pages in the view are made read-only
- * (mprotect).  The first store to a page faults; the SIGSEGV handler copies
- * the page's old content into a snapshot slot and makes the page writable,
- * and the store is retried.  At commit each page written is compared with
+ * The pool's heap pages in the view are read-only (mprotect) while no
+ * store has made them writable: the whole heap at open, and at each
+ * spm_tx_begin the pages written since the last one.  In a transaction the
+ * first store to a page faults; the SIGSEGV handler copies the page's old
+ * content into a snapshot slot and makes the page writable, and the store
+ * is retried.  Outside a transaction a fault only makes the page writable
+ * (and listed, to be protected again at the next spm_tx_begin): the cost
+ * of a transaction is a system call and a fault per page it writes, not a
+ * pass over the heap.  At commit each page written is compared with
  * its snapshot line by line, and every changed line is handed to the
  * transaction code (tx.c) exactly as an spm_tx_add of it would be: logged
  * from the snapshot (the old content) in the undo designs, declared to the
@@ -22,7 +27,7 @@
  * waits), and while one is open every first store to a heap page, by any
  * thread, is snapshotted for it: stores of other threads to the heap are
  * the open transaction's (committed or undone with it).  Between
- * transactions the heap is writable and nothing is tracked.
+ * transactions nothing is tracked.
  *
  * Only the heap is protected: the pool header, the lanes' logs and the
  * allocator's bitmaps, which the runtime writes during a transaction, lie
@@ -53,6 +58,7 @@
 #define TRACK_KEEP 64u      /* snapshot pages kept backed between transactions */
 #define TRACK_MAX 64u       /* tracked pools at once in a process */
 #define SLOT_BUSY UINT32_MAX /* a page's state while its snapshot is taken */
+#define SLOT_RW (UINT32_MAX - 1) /* writable, written outside a transaction */
 #define PAGE_NONE UINT32_MAX /* a page list entry not yet written */
 
 struct track {
@@ -60,9 +66,12 @@ struct track {
 	uint64_t heap_off;  /* its pool offset */
 	size_t span;
 	uint32_t npages;
-	uint32_t *slot;     /* per heap page: 0, k + 1 (snapshot k) or SLOT_BUSY */
+	uint32_t *slot;     /* per heap page: 0 (read-only), k + 1 (snapshot k),
+			     * SLOT_BUSY or SLOT_RW */
 	uint32_t *pages;    /* snapshot k's heap page, in fault order */
 	uint32_t n;         /* snapshots taken in the open transaction */
+	uint32_t *rw;       /* the pages in SLOT_RW (protected at the next begin) */
+	uint32_t nrw;
 	uint8_t *snap;      /* npages * TRACK_PAGE, MAP_NORESERVE */
 	int open;           /* a tracked transaction is open: faults are its own */
 	int inflight;       /* faults being handled (track_end waits for them) */
@@ -80,6 +89,19 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction old_segv;
 static int installed;
 
+/* protect_fail -- an mprotect in the handler failed (rc != 0): out of
+ * memory maps, the store can neither go on nor be tracked.  Fatal. */
+static void protect_fail(int rc)
+{
+	if (!rc)
+		return;
+	static const char msg[] = "spm: tx_track=pages: mprotect failed in the write "
+				  "fault handler\n";
+	ssize_t w = write(2, msg, sizeof(msg) - 1);
+	(void)w;
+	abort();
+}
+
 /* snapshot_page -- the first store to the heap page holding a (in t's
  * heap) or the runtime's own: snapshot it and make it writable.
  * Async-signal-safe. */
@@ -92,15 +114,7 @@ static void snapshot_page(struct track *t, uintptr_t a)
 		uint32_t k = __atomic_fetch_add(&t->n, 1, __ATOMIC_RELAXED);
 		uint8_t *page = t->heap + (size_t)pg * TRACK_PAGE;
 		memcpy(t->snap + (size_t)k * TRACK_PAGE, page, TRACK_PAGE);
-		if (mprotect(page, TRACK_PAGE, PROT_READ | PROT_WRITE)) {
-			/* out of memory maps: the store cannot go on, and cannot
-			 * be tracked either */
-			static const char msg[] = "spm: tx_track=pages: mprotect failed in "
-						  "the write fault handler\n";
-			ssize_t w = write(2, msg, sizeof(msg) - 1);
-			(void)w;
-			abort();
-		}
+		protect_fail(mprotect(page, TRACK_PAGE, PROT_READ | PROT_WRITE));
 		__atomic_store_n(&t->pages[k], pg, __ATOMIC_RELEASE);
 		__atomic_store_n(&t->slot[pg], k + 1, __ATOMIC_RELEASE);
 		return;
@@ -110,6 +124,21 @@ static void snapshot_page(struct track *t, uintptr_t a)
 		sched_yield();
 }
 
+/* writable_page -- a store outside a transaction to the read-only heap
+ * page holding a: writable, listed for the next begin.  Async-signal-safe. */
+static void writable_page(struct track *t, uintptr_t a)
+{
+	uint32_t pg = (uint32_t)((a - (uintptr_t)t->heap) / TRACK_PAGE);
+	uint32_t s = 0;
+	if (!__atomic_compare_exchange_n(&t->slot[pg], &s, SLOT_RW, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return; /* another thread's: the store is retried until writable */
+	uint32_t k = __atomic_fetch_add(&t->nrw, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->rw[k], pg, __ATOMIC_RELAXED);
+	protect_fail(mprotect(t->heap + (size_t)pg * TRACK_PAGE, TRACK_PAGE,
+			      PROT_READ | PROT_WRITE));
+}
+
 /* page_fault -- snapshot_page while a transaction is open (else the heap
  * is writable again: the store is retried); track_end waits for it. */
 static void page_fault(struct track *t, uintptr_t a)
@@ -117,6 +146,8 @@ static void page_fault(struct track *t, uintptr_t a)
 	__atomic_fetch_add(&t->inflight, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&t->open, __ATOMIC_SEQ_CST))
 		snapshot_page(t, a);
+	else
+		writable_page(t, a);
 	__atomic_fetch_sub(&t->inflight, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -190,7 +221,8 @@ static int track_held(const void *arg, uint64_t line)
 	uint64_t off = line * SPM_LINE;
 	if (off < t->heap_off || off - t->heap_off >= t->span)
 		return 0;
-	return __atomic_load_n(&t->slot[(off - t->heap_off) / TRACK_PAGE], __ATOMIC_RELAXED) != 0;
+	uint32_t s = __atomic_load_n(&t->slot[(off - t->heap_off) / TRACK_PAGE], __ATOMIC_RELAXED);
+	return s != 0 && s != SLOT_RW;
 }
 
 /* track_line_held -- track_held for the eviction injector (evict.c). */
@@ -216,13 +248,15 @@ int track_init(spm_pool *p)
 	t->npages = (uint32_t)(t->span / TRACK_PAGE);
 	t->slot = calloc(t->npages, sizeof(uint32_t));
 	t->pages = malloc((size_t)t->npages * sizeof(uint32_t));
+	t->rw = malloc((size_t)t->npages * sizeof(uint32_t));
 	t->snap = mmap(NULL, t->span, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (!t->slot || !t->pages || t->snap == MAP_FAILED) {
+	if (!t->slot || !t->pages || !t->rw || t->snap == MAP_FAILED) {
 		if (t->snap != MAP_FAILED)
 			munmap(t->snap, t->span);
 		free(t->slot);
 		free(t->pages);
+		free(t->rw);
 		free(t);
 		return emu_err(-ENOMEM, "tx_track=pages: out of memory for the page state");
 	}
@@ -244,6 +278,9 @@ int track_init(spm_pool *p)
 	else if (!(rc = install()))
 		__atomic_store_n(&tracked[i], t, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&reg_lock);
+	/* the heap read-only from now on, but where a store made it writable */
+	if (!rc && mprotect(t->heap, t->span, PROT_READ))
+		rc = emu_err(-errno, "tx_track=pages: cannot protect the heap");
 	p->track = t;
 	if (!rc)
 		emu_set_hold(p->emu, track_held, t);
@@ -263,11 +300,11 @@ void track_fini(spm_pool *p)
 		if (tracked[i] == t)
 			__atomic_store_n(&tracked[i], NULL, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&reg_lock);
-	if (__atomic_load_n(&t->open, __ATOMIC_ACQUIRE))
-		(void)mprotect(t->heap, t->span, PROT_READ | PROT_WRITE);
+	(void)mprotect(t->heap, t->span, PROT_READ | PROT_WRITE); /* the view's own again */
 	munmap(t->snap, t->span);
 	free(t->slot);
 	free(t->pages);
+	free(t->rw);
 	pthread_mutex_destroy(&t->lock);
 	pthread_cond_destroy(&t->cond);
 	free(t);
@@ -286,28 +323,41 @@ int track_begin(spm_pool *p)
 	t->owner = thread_id();
 	t->gen++;
 	pthread_mutex_unlock(&t->lock);
-	__atomic_store_n(&t->open, 1, __ATOMIC_RELEASE);
-	if (mprotect(t->heap, t->span, PROT_READ)) {
-		int err = errno;
-		__atomic_store_n(&t->open, 0, __ATOMIC_RELEASE);
-		(void)mprotect(t->heap, t->span, PROT_READ | PROT_WRITE);
-		pthread_mutex_lock(&t->lock);
-		t->busy = 0;
-		pthread_cond_broadcast(&t->cond);
-		pthread_mutex_unlock(&t->lock);
+	__atomic_store_n(&t->open, 1, __ATOMIC_SEQ_CST);
+	/* a fault that saw it closed has listed its page */
+	while (__atomic_load_n(&t->inflight, __ATOMIC_SEQ_CST))
+		sched_yield();
+	/* the pages written since the last begin read-only again, a run of
+	 * consecutive ones in one call */
+	uint32_t n = __atomic_load_n(&t->nrw, __ATOMIC_ACQUIRE), k = 0;
+	int err = 0;
+	while (k < n) {
+		uint32_t first = t->rw[k], len = 1;
+		while (k + len < n && t->rw[k + len] == first + len)
+			len++;
+		if (mprotect(t->heap + (size_t)first * TRACK_PAGE, (size_t)len * TRACK_PAGE,
+			     PROT_READ))
+			err = errno;
+		for (uint32_t j = 0; j < len; j++)
+			__atomic_store_n(&t->slot[first + j], 0, __ATOMIC_RELEASE);
+		k += len;
+	}
+	__atomic_store_n(&t->nrw, 0, __ATOMIC_RELEASE);
+	if (err) { /* out of memory maps: nothing can be tracked */
+		track_end(p);
 		return emu_err(-err, "spm_tx_begin: tx_track=pages: cannot protect the heap");
 	}
 	return 0;
 }
 
-/* track_writable -- the heap writable again, nothing more tracked (the
- * pages written stay listed, and held, until track_end). */
+/* track_writable -- nothing more tracked: a store to a read-only page
+ * now only makes it writable (the pages written stay listed, and held,
+ * until track_end). */
 void track_writable(spm_pool *p)
 {
 	struct track *t = p->track;
 	if (!__atomic_load_n(&t->open, __ATOMIC_ACQUIRE))
 		return;
-	(void)mprotect(t->heap, t->span, PROT_READ | PROT_WRITE);
 	__atomic_store_n(&t->open, 0, __ATOMIC_SEQ_CST);
 	/* a fault that saw it open finishes its snapshot first */
 	while (__atomic_load_n(&t->inflight, __ATOMIC_SEQ_CST))
@@ -322,11 +372,14 @@ void track_end(spm_pool *p)
 	struct track *t = p->track;
 	track_writable(p);
 	uint32_t n = __atomic_load_n(&t->n, __ATOMIC_ACQUIRE);
-	for (uint32_t k = 0; k < n; k++) {
+	for (uint32_t k = 0; k < n; k++) { /* writable: listed for the next begin */
 		uint32_t pg = __atomic_load_n(&t->pages[k], __ATOMIC_ACQUIRE);
 		__atomic_store_n(&t->pages[k], PAGE_NONE, __ATOMIC_RELAXED);
-		if (pg != PAGE_NONE)
-			__atomic_store_n(&t->slot[pg], 0, __ATOMIC_RELEASE);
+		if (pg == PAGE_NONE)
+			continue;
+		uint32_t r = __atomic_fetch_add(&t->nrw, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->rw[r], pg, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->slot[pg], SLOT_RW, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&t->n, 0, __ATOMIC_RELEASE);
 	if (n > TRACK_KEEP)
@@ -361,7 +414,7 @@ static const uint8_t *snapshot_of(const struct track *t, uint32_t pg)
 	uint32_t s;
 	while ((s = __atomic_load_n(&t->slot[pg], __ATOMIC_ACQUIRE)) == SLOT_BUSY)
 		sched_yield();
-	return s ? t->snap + (size_t)(s - 1) * TRACK_PAGE : NULL;
+	return s && s != SLOT_RW ? t->snap + (size_t)(s - 1) * TRACK_PAGE : NULL;
 }
 
 /* track_copy_old -- the bytes [off, off+len) of the pool held before the
@@ -466,9 +519,11 @@ static int wrote_in(const struct track *t, uint64_t off, uint64_t len)
 		return 0;
 	uint64_t lo = off < t->heap_off ? 0 : (off - t->heap_off) / TRACK_PAGE;
 	uint64_t hi = (off + len - t->heap_off + TRACK_PAGE - 1) / TRACK_PAGE;
-	for (uint64_t pg = lo; pg < hi && pg < t->npages; pg++)
-		if (__atomic_load_n(&t->slot[pg], __ATOMIC_ACQUIRE))
+	for (uint64_t pg = lo; pg < hi && pg < t->npages; pg++) {
+		uint32_t s = __atomic_load_n(&t->slot[pg], __ATOMIC_ACQUIRE);
+		if (s && s != SLOT_RW)
 			return 1;
+	}
 	return 0;
 }
 
