@@ -41,7 +41,10 @@
  * backed), whose pages past the first TRACK_KEEP are given back after each
  * transaction; one 32-bit word of state and one of page list per heap page.
  * The handler allocates nothing and takes no lock: atomic words, memcpy,
- * mprotect and sched_yield.
+ * mprotect and sched_yield (the last two system calls are not on POSIX's
+ * list of async-signal-safe functions, but are plain system calls on
+ * Linux, as GC write barriers use them), and write and abort if an
+ * mprotect fails.
  */
 #include <errno.h>
 #include <pthread.h>
