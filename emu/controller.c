@@ -891,6 +891,8 @@ write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, siz
 void ctrl_evict_line(struct emu *e, unsigned core, uint64_t line, const uint8_t *view)
 {
 	const uint64_t clock = e->tm.clock[core], pending = e->tm.pending[core];
+	if (e->hold && e->hold(e->hold_arg, line))
+		return;
 	if (e->redo && redo_evict_skip(e, line))
 		return;
 	if (e->bmt || e->dedup) {
@@ -904,6 +906,16 @@ void ctrl_evict_line(struct emu *e, unsigned core, uint64_t line, const uint8_t 
 	}
 	e->tm.clock[core] = clock;
 	e->tm.pending[core] = pending;
+}
+
+/* emu_set_hold -- natural evictions of the lines held() names wait. */
+void emu_set_hold(struct emu *e, int (*held)(const void *arg, uint64_t line),
+		  const void *arg)
+{
+	pthread_mutex_lock(&e->lock);
+	e->hold_arg = arg;
+	e->hold = held;
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* emu_write_lines -- clwb of n lines, then (flags) counter_cache_writeback

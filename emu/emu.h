@@ -76,6 +76,8 @@ struct emu_config {
 			      * before its data entries are written */
 	int lock_data_off;   /* the data file is not flocked: its program locks it (the
 			      * preload shim; the meta file still is), not an option */
+	int tx_track;        /* tx_track=pages: the runtime finds a transaction's
+			      * writes itself (lib/track.c); not the controller's */
 	struct spm_tamper *tamper_out; /* spm_verify: where the open lists what it */
 	size_t tamper_max, *tamper_found; /* found tampered (NULL: nowhere) */
 };
@@ -179,6 +181,13 @@ void emu_access_pending(struct emu *e, unsigned core, uint64_t outside, uint64_t
 int emu_models_accesses(const struct emu *e);
 /* The plaintext view natural evictions write back from (the runtime's). */
 void emu_set_view(struct emu *e, const void *view);
+/* emu_set_hold -- a natural eviction of a line for which held(arg, line)
+ * returns nonzero is not written back (the line stays the program's until
+ * the runtime writes it itself): lines an open transaction stored to
+ * before their old content is logged (lib/track.c).  held is called with
+ * the controller's lock held and must not call into emu; NULL: none. */
+void emu_set_hold(struct emu *e, int (*held)(const void *arg, uint64_t line),
+		  const void *arg);
 /*
  * The redo designs (emu/redo.c: srl, lame, clame): the controller logs a
  * transaction's lines.  emu_is_redo -- is this one of them?  emu_redo_hold

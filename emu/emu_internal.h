@@ -780,6 +780,9 @@ struct emu {
 	struct dedup *dedup;    /* line deduplication (dedup.c), or NULL */
 	uint8_t *mac_home;      /* the data MACs in the meta file (bmt.c), or NULL */
 	int redo_early_apply;   /* negative control: records applied before commit */
+	/* emu_set_hold: natural evictions of these lines wait (lib/track.c) */
+	int (*hold)(const void *arg, uint64_t line);
+	const void *hold_arg;
 	struct {
 		uint64_t free[TM_MAX_QUEUE]; /* when each read queue entry frees */
 		unsigned cap, pos;

@@ -132,6 +132,51 @@
  *                         prefault.at_create/at_open): first touches cost
  *                         there, not in the first transactions; costs the
  *                         pool's size in memory at once [0]
+ *      tx_track=off|pages pages: transactions find their own writes, and
+ *                         spm_tx_add becomes optional [off].  Given at
+ *                         spm_create or spm_open (not stored in the pool;
+ *                         a pool may be opened with or without it).  The
+ *                         pool's heap (the objects of spm_tx_alloc and
+ *                         spm_root) is kept read-only but for the pages
+ *                         written since the last spm_tx_begin, which
+ *                         protects those again; in a transaction the first
+ *                         store to a page faults, a SIGSEGV handler copies
+ *                         the page and makes it writable; at commit the
+ *                         lines that differ from the copies are logged (or,
+ *                         in the redo designs, declared to the controller)
+ *                         and persisted exactly as if spm_tx_add had been
+ *                         called on them, and spm_tx_abort copies the pages
+ *                         back.  Explicit spm_tx_add still works beside it
+ *                         (a line is logged once).  Until the commit has
+ *                         logged them, the lines of the pages written are
+ *                         not written back by a natural eviction, and
+ *                         spm_flush/spm_persist of them in the transaction
+ *                         logs them first.  Stores outside any transaction
+ *                         are not tracked: as without the option, they are
+ *                         durable only through spm_persist (their first
+ *                         store to a page since the last spm_tx_begin costs
+ *                         a fault).  Threads: the tracked transactions of a
+ *                         pool run one at a time -- spm_tx_begin waits for
+ *                         another thread's to end -- and while one is open,
+ *                         every store to the heap, by any thread, is its
+ *                         own: committed with it or undone by its abort; an
+ *                         spm_flush by another thread of a line of a page
+ *                         it wrote waits for its end.  Stores of other
+ *                         threads during it must be ordered with its
+ *                         commit like any shared memory (a lock).  The
+ *                         handler is installed at each tracked open (unless
+ *                         it is in place) and passes every other fault to
+ *                         the handler installed before it (or the default
+ *                         action); a program that installs its own SIGSEGV
+ *                         handler after opening must pass faults it does
+ *                         not own on likewise.  Costs about 10 us of wall
+ *                         time per page a transaction writes (doc/
+ *                         results.md); memory: an anonymous reservation of
+ *                         the heap's size for page copies, of which the
+ *                         pages a transaction writes are used (the first 64
+ *                         kept, the rest given back at its end), and 12
+ *                         bytes per heap page.  Needs 4 KiB pages
+ *                         (SPM_E_OPTION otherwise)
  *      wpq_issue=inorder|bankfree  a core's queued writes reach their banks
  *                         in queue order, or each as soon as its bank is
  *                         free [profile: sca bankfree, supermem inorder]
@@ -194,6 +239,8 @@
  *    open transaction per pool; the transaction belongs to the thread that
  *    began it.  Stores to the view are ordinary memory stores: two threads
  *    writing the same bytes must synchronise as with any shared memory.
+ *    With tx_track=pages (above) a pool's transactions run one at a time
+ *    and own every store to its heap made while they are open.
  *    Every thread's write-backs, fences and commits go through the pool's
  *    one controller, one at a time: threads are safe, not faster (two run
  *    slower than one; doc/results.md, speed section).  A thread that exits
@@ -588,7 +635,7 @@ SPM_API void spm_model_work(spm_pool *pool, uint64_t ns);
  * spm_tx_begin   -- start a transaction on the calling thread.
  *                   SPM_E_TXSTATE if one is open, SPM_E_BUSY if all lanes are taken.
  * spm_tx_add     -- snapshot the lines of [addr, addr+len) (inside the heap)
- *                   into the log.  Ranges added twice are logged once.  0 or
+ *                   into the log (optional with tx_track=pages, above).  Ranges added twice are logged once.  0 or
  *                   error.  Snapshots are whole 64-byte lines (a line written
  *                   without its counter is lost whole after a crash in sca),
  *                   and a line belongs to one open transaction at a time:

@@ -152,6 +152,8 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return parse_pair(src, k, v, "off", "on", &c->timing_off);
 	if (!strcmp(k, "prefault"))
 		return parse_flag(src, k, v, &c->prefault);
+	if (!strcmp(k, "tx_track"))
+		return parse_pair(src, k, v, "pages", "off", &c->tx_track);
 	if (!strcmp(k, "wpq_issue"))
 		return parse_pair(src, k, v, "inorder", "bankfree", &c->wpq_inorder);
 	if (!strcmp(k, "wpq_window"))

@@ -113,7 +113,9 @@ void evict_maybe_slow(spm_pool *p)
 		unsigned want = 1 + (unsigned)(next(p) % 4);
 		for (unsigned i = 0; i < 4 * want && k < want; i++) {
 			uint64_t *slot = &p->evict_ring[next(p) % p->evict_n];
-			if (*slot != UINT64_MAX) {
+			/* tx_track=pages: a line of a page the open transaction
+			 * wrote stays until it is logged (track.c) */
+			if (*slot != UINT64_MAX && !(p->track && track_line_held(p, *slot))) {
 				lines[k++] = *slot;
 				*slot = UINT64_MAX; /* written back: clean */
 			}

@@ -423,6 +423,10 @@ static inline void flush(spm_pool *pool, const void *addr, size_t len)
 	uint64_t off = view_off(pool, addr);
 	if (off == UINT64_MAX)
 		return;
+	/* tx_track=pages: lines an open transaction changed are logged first,
+	 * or (another thread's) wait for its end; not written unlogged */
+	if (__builtin_expect(pool->track != NULL, 0) && track_flush(pool, off, len))
+		return;
 	evict_maybe(pool);
 	pool_write_range(pool, off, len);
 }

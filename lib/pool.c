@@ -98,6 +98,7 @@ static void pool_free(spm_pool *p)
 	if (!p)
 		return;
 	pool_unregister(p);
+	track_fini(p);
 	for (unsigned i = 0; i < POOL_NLANES; i++) {
 		free(p->lanes[i].logged.r);
 		free(p->lanes[i].entries.r);
@@ -222,7 +223,7 @@ static int create_pool(spm_pool **pool, const char *path, size_t size,
 		emu_prefault(p->view, p->size);
 		emu_prefault_media(p->emu);
 	}
-	if ((rc = emu_commit_create(p->emu)))
+	if ((!raw && cfg->tx_track && (rc = track_init(p))) || (rc = emu_commit_create(p->emu)))
 		goto fail_files;
 	emu_stat_reset(p->emu);
 	pool_access_on(p);
@@ -284,7 +285,8 @@ static int open_pool(spm_pool **pool, const char *path, const struct emu_config 
 		hdr_counter_atomic(p); /* a pool made before these bits existed has none */
 		emu_set_log_range(p->emu, p->hdr->lane_off / SPM_LINE,
 				  (uint64_t)POOL_NLANES * POOL_LANE_SIZE / SPM_LINE);
-		if ((rc = tx_recover(p)) || (rc = alloc_init(p)))
+		if ((rc = tx_recover(p)) || (rc = alloc_init(p)) ||
+		    (cfg->tx_track && (rc = track_init(p))))
 			goto fail;
 	}
 	pool_access_on(p);

@@ -127,6 +127,7 @@ struct spm_pool {
 	 * the preload shim maps again wherever the program maps the file */
 	int raw;
 	int view_fd;
+	struct track *track; /* tx_track=pages (track.c), or NULL */
 };
 #define EVICT_RING 64u
 
@@ -227,6 +228,23 @@ void tx_thread_exit(spm_pool *p, uint64_t me);
 int tx_in_tx(spm_pool *p);
 int vec_push(struct vec *v, uint64_t off, uint64_t len);
 int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len, const uint64_t *fill);
+
+/* track.c: transactions that find their own writes (tx_track=pages) */
+int track_init(spm_pool *p);
+void track_fini(spm_pool *p);
+int track_begin(spm_pool *p);
+void track_writable(spm_pool *p);
+void track_end(spm_pool *p);
+void track_touch(spm_pool *p, uint64_t off, uint64_t len);
+void track_copy_old(spm_pool *p, void *dst, uint64_t off, uint64_t len);
+int track_changed(spm_pool *p, uint64_t lo, uint64_t hi,
+		  int (*fn)(void *arg, uint64_t off, uint64_t len), void *arg);
+void track_restore(spm_pool *p);
+int track_flush(spm_pool *p, uint64_t off, uint64_t len);
+int track_line_held(spm_pool *p, uint64_t line);
+/* tx.c: the lines of [lo, hi) the open tracked transaction changed, logged
+ * (or declared) as spm_tx_add would */
+int tx_track_log(spm_pool *p, uint64_t lo, uint64_t hi);
 
 /* alloc.c */
 int alloc_init(spm_pool *p);

@@ -223,6 +223,9 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 	if (*held && lane_of(pool, me)) /* none held: in no transaction */
 		return emu_err(SPM_E_TXSTATE, "spm_tx_begin: this thread is already in a "
 			       "transaction");
+	int rc;
+	if (pool->track && (rc = track_begin(pool))) /* one at a time (track.c) */
+		return rc;
 	struct lane *l = NULL;
 	/* a modeled core starts from its own lane: cores run one at a time
 	 * in host order, and first-free would give them all lane 0, one log
@@ -233,9 +236,12 @@ SPM_API int spm_tx_begin(spm_pool *pool)
 		if (lane_take(pool, i, me))
 			l = &pool->lanes[i];
 	}
-	if (!l)
+	if (!l) {
+		if (pool->track)
+			track_end(pool);
 		return emu_err(SPM_E_BUSY, "spm_tx_begin: all %u lanes are in use",
 			       POOL_NLANES);
+	}
 	++*held;
 	l->gen++; /* the lane's newest gen, kept from open (tx_recover) */
 	l->hdr_written = 0;
@@ -283,6 +289,16 @@ static int claim_lines(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 	return rc;
 }
 
+/* copy_old -- the old bytes of [off, off+len) into dst: the view's, or
+ * with tx_track=pages what the transaction's snapshots hold (track.c). */
+static inline void copy_old(spm_pool *p, void *dst, uint64_t off, uint64_t len)
+{
+	if (__builtin_expect(p->track != NULL, 0))
+		track_copy_old(p, dst, off, len);
+	else
+		memcpy(dst, p->view + off, len);
+}
+
 /* tx_snapshot -- prepare stage for one line range: log it (its bytes, or
  * with fill the 16-byte pattern they repeat) and persist the log. */
 static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len,
@@ -308,7 +324,10 @@ static int tx_snapshot(spm_pool *p, struct lane *l, uint64_t off, uint64_t len,
 	e->len = fill ? len | LOG_FILL : len;
 	e->gen = l->gen;
 	e->start = l->log_start;
-	memcpy(e + 1, fill ? (const void *)fill : p->view + off, fill ? LOG_FILL_BYTES : len);
+	if (fill)
+		memcpy(e + 1, fill, LOG_FILL_BYTES);
+	else
+		copy_old(p, e + 1, off, len);
 	e->sum = txlog_entry_sum(e, (uint8_t *)(e + 1));
 	/* prepare: the entry and its counters, then (first entry) the lane
 	 * header, one barrier (Figure 9 lines 9-11) */
@@ -347,7 +366,7 @@ static int redo_declare(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 	int rc = claim_lines(p, l, off, len);
 	if (rc)
 		return rc;
-	memcpy(l->saved + l->saved_len, p->view + off, len);
+	copy_old(p, l->saved + l->saved_len, off, len);
 	l->saved_len += len;
 	emu_redo_hold(p->emu, off / SPM_LINE, len / SPM_LINE);
 	return 0;
@@ -439,6 +458,60 @@ SPM_API int spm_tx_add(spm_pool *pool, const void *addr, size_t len)
 	return tx_add_off(pool, l, (uint64_t)(a - pool->view), len, NULL);
 }
 
+/* line_in -- does a range of v hold the line at off? */
+static int line_in(const struct vec *v, uint64_t off)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->r[i].off <= off && off < v->r[i].off + v->r[i].len)
+			return 1;
+	return 0;
+}
+
+struct track_arg {
+	spm_pool *p;
+	struct lane *l;
+};
+
+/* track_add -- track_changed's step: a run of changed lines, without those
+ * logged already (an explicit spm_tx_add) and the transaction's own
+ * allocations (written at commit unlogged), through spm_tx_add's path. */
+static int track_add(void *arg, uint64_t off, uint64_t len)
+{
+	struct track_arg *a = arg;
+	uint64_t run = 0, n = 0;
+	for (uint64_t o = off; o <= off + len; o += SPM_LINE) {
+		if (o < off + len && !line_in(&a->l->logged, o) && !line_in(&a->l->allocs, o)) {
+			if (!n)
+				run = o;
+			n += SPM_LINE;
+			continue;
+		}
+		if (n) {
+			int rc = tx_add_off(a->p, a->l, run, n, NULL);
+			if (rc)
+				return rc;
+			n = 0;
+		}
+	}
+	return 0;
+}
+
+/* track_log_lane -- the lines of [lo, hi) lane l's tracked transaction
+ * changed, logged (undo) or declared (redo). */
+static int track_log_lane(spm_pool *p, struct lane *l, uint64_t lo, uint64_t hi)
+{
+	struct track_arg a = {p, l};
+	return track_changed(p, lo, hi, track_add, &a);
+}
+
+/* tx_track_log -- track_log_lane for the calling thread's transaction
+ * (spm_flush inside it: its changed lines are logged before written back). */
+int tx_track_log(spm_pool *p, uint64_t lo, uint64_t hi)
+{
+	struct lane *l = my_lane(p);
+	return l ? track_log_lane(p, l, lo, hi) : 0;
+}
+
 /* tx_add_internal -- for the allocator's bitmap words at commit; fill:
  * whole lines whose bytes all repeat it (checked by the caller), or NULL. */
 int tx_add_internal(spm_pool *p, uint64_t off, uint64_t len, const uint64_t *fill)
@@ -464,6 +537,8 @@ SPM_API spm_off_t spm_tx_alloc(spm_pool *pool, size_t size)
 		alloc_unreserve(pool, off, units);
 		return 0;
 	}
+	if (pool->track) /* its pages' snapshots, without a fault each */
+		track_touch(pool, off, units * UNIT);
 	memset(pool->view + off, 0, units * UNIT);
 	evict_maybe(pool);
 	evict_note(pool, off, units * UNIT);
@@ -519,11 +594,15 @@ static void tx_end(spm_pool *p, struct lane *l, enum emu_rt_stat what)
 {
 	emu_stat_rt_add(p->emu, what, 1);
 	lane_release(p, l);
+	if (p->track)
+		track_end(p);
 }
 
 /* tx_abort_lane -- roll back lane l of this process. */
 static void tx_abort_lane(spm_pool *p, struct lane *l)
 {
+	if (p->track) /* the pages it wrote as they were; then the log's lines */
+		track_restore(p);
 	if (l->hdr_written)
 		lane_abort_rollback(p, l);
 	else if (l->saved_len)
@@ -551,6 +630,13 @@ SPM_API int spm_tx_commit(spm_pool *pool)
 	struct lane *l = pool ? my_lane(pool) : NULL;
 	if (!l)
 		return emu_err(SPM_E_TXSTATE, "spm_tx_commit: no transaction on this thread");
+	if (pool->track) { /* the lines it changed, logged as spm_tx_add would */
+		int rc = track_log_lane(pool, l, 0, pool->size);
+		if (rc) {
+			tx_abort_lane(pool, l);
+			return rc;
+		}
+	}
 	int bitmap = l->allocs.n || l->frees.n;
 	if (bitmap) {
 		pthread_mutex_lock(&pool->bm_lock);

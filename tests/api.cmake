@@ -10,3 +10,6 @@ spm_test(test_mt_crash crash)
 target_link_libraries(test_mt_crash PRIVATE Threads::Threads)
 spm_test(test_txlog crash)
 spm_test(test_info unit)
+# Transactions that find their own writes (tx_track=pages, lib/track.c).
+spm_test(test_track crash)
+target_link_libraries(test_track PRIVATE Threads::Threads)

@@ -231,6 +231,9 @@ static const struct bad bad_cases[] = {
 	{"key_file=", NULL, SPM_E_OPTION, "key_file", 0},
 	{"prefault=2", NULL, SPM_E_OPTION, "prefault", 0},
 	{"prefault=on", NULL, SPM_E_OPTION, "prefault", 0},
+	{"tx_track=page", NULL, SPM_E_OPTION, "tx_track", 0},
+	{"tx_track=", NULL, SPM_E_OPTION, "tx_track", 0},
+	{"tx_track=1", NULL, SPM_E_OPTION, "tx_track", 0},
 	/* a bad key after good ones */
 	{"design=fca;banks=4;wpq_data=8;nope=3", NULL, SPM_E_OPTION, "nope", 0},
 	/* the same through SPM_CONF, alone and with good options */
@@ -238,6 +241,7 @@ static const struct bad bad_cases[] = {
 	{NULL, "banks=65", SPM_E_OPTION, "banks", FROM_ENV},
 	{NULL, "design=bogus", SPM_E_DESIGN, "design", 0},
 	{NULL, "durability=maybe", SPM_E_OPTION, "durability", FROM_ENV},
+	{NULL, "tx_track=on", SPM_E_OPTION, "tx_track", FROM_ENV},
 	{"design=sca", "bogus=1", SPM_E_OPTION, "bogus", FROM_ENV},
 	{"design=fca;profile=sca", "design=plain;t_rcd=fast", SPM_E_OPTION, "t_rcd", FROM_ENV},
 	/* a bad value in options with a good SPM_CONF */

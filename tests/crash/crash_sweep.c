@@ -39,7 +39,12 @@
  * (so is a redo design with redo_early_apply=1, which applies a
  * transaction's records in place before its commit record, and a dedup
  * design with dedup_early_map=1, which maps a line to its new unit before
- * the unit's data is in the write queue)
+ * the unit's data is in the write queue, and an example built without its
+ * spm_tx_add calls, --example NAME-notxadd, on a design without
+ * tx_track=pages: its template is made with tx_track=pages, its crashed
+ * runs go without; for such an example a run that ended normally must
+ * also leave its ops durable, or a program that makes nothing durable
+ * would pass)
  * (or reused pads), or the oracle is blind and the harness fails.  Exit 0
  * when every other design has 0 failures and 0 reused pads, each
  * negative control has failures or reused pads, and (--stats-bin) every
@@ -100,6 +105,11 @@ struct run_out {
 	char out[4096]; /* stdout + stderr, truncated */
 };
 
+/* the alarm of every child: CHILD_TIMEOUT_S, or shorter where a hang is
+ * expected (an untracked -notxadd run, whose programs may loop on the
+ * structures it leaves) */
+static unsigned child_timeout = CHILD_TIMEOUT_S;
+
 /* run -- fork/exec argv with extra environment entries; capture output. */
 static int run(char *const argv[], const char *const env[], struct run_out *o)
 {
@@ -129,7 +139,7 @@ static int run(char *const argv[], const char *const env[], struct run_out *o)
 				setenv(kv, eq + 1, 1);
 			}
 		}
-		alarm(CHILD_TIMEOUT_S); /* a hung recovery is a failure, not a hang */
+		alarm(child_timeout); /* a hung recovery is a failure, not a hang */
 		execv(argv[0], argv);
 		_exit(127);
 	}
@@ -437,6 +447,28 @@ static int is_ok(const struct run_out *o)
 	return exited_ok(o->status) && strncmp(o->out, "ok ", 3) == 0;
 }
 
+/* ops_of -- the ops=K of a check's "ok ops=K ..." line (0 if none). */
+static unsigned long long ops_of(const struct run_out *o)
+{
+	const char *k = strstr(o->out, "ok ops=");
+	return k ? strtoull(k + 7, NULL, 10) : 0;
+}
+
+/* notxadd -- an example built without its spm_tx_add calls? */
+static int notxadd(const char *example)
+{
+	size_t n = strlen(example);
+	return n > 8 && !strcmp(example + n - 8, "-notxadd");
+}
+
+/* untracked -- a run of an example built without its spm_tx_add calls
+ * (spm-<name>-notxadd) without tx_track=pages: its transactions log
+ * nothing, the negative control of the tracked sweeps. */
+static int untracked(const char *example, const char *design)
+{
+	return notxadd(example) && !strstr(design, "tx_track=pages");
+}
+
 /* sweep_design -- the whole sweep of one design. */
 static int sweep_design(const struct opts *o, const char *design, struct result *res)
 {
@@ -481,6 +513,18 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 	snprintf(seed2, sizeof(seed2), "%llu", (unsigned long long)o->seed + 1);
 	snprintf(seed3, sizeof(seed3), "%llu", (unsigned long long)o->seed + 2);
 	remove_pool(c.tmpl);
+	child_timeout = untracked(o->example, design) ? 10 : CHILD_TIMEOUT_S;
+	/* untracked: the template is made with tx_track=pages (without it, no
+	 * transaction of the program would write its lines at all, and there
+	 * would be no pool to crash); the crashed runs go without */
+	char conf_plain[sizeof(c.conf_env)];
+	memcpy(conf_plain, c.conf_env, sizeof(conf_plain));
+	if (untracked(o->example, design) &&
+	    snprintf(c.conf_env, sizeof(c.conf_env), "%s;tx_track=pages", conf_plain) >=
+		    (int)sizeof(c.conf_env)) {
+		fprintf(stderr, "crash_sweep: design \"%s\": options too long\n", design);
+		return -1;
+	}
 	/* the template: created, then a first run so the structure is not empty */
 	snprintf(c.audit_env, sizeof(c.audit_env), "SPM_AUDIT=%s.audit", c.tmpl);
 	if (ex(&c, NULL, &out, "create", c.tmpl, opts, "--size", "8388608", NULL) ||
@@ -491,6 +535,7 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 			design, out.out);
 		return -1;
 	}
+	memcpy(c.conf_env, conf_plain, sizeof(conf_plain));
 	snprintf(c.audit_env, sizeof(c.audit_env), "SPM_AUDIT=%s.audit", c.pool);
 	long n = count_points(&c, ops, seed2);
 	if (n <= 0) {
@@ -538,11 +583,17 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 		}
 		if (ex(&c, NULL, &out, "check", c.pool, NULL, NULL, NULL, NULL) || !is_ok(&out))
 			failed = 1;
+		unsigned long long ops1 = ops_of(&out);
 		/* writes after recovery, then the oracle again */
 		if (!failed &&
 		    (ex_run(&c, NULL, &out, c.pool, "20", seed3, 0) ||
 		     !exited_ok(out.status) ||
 		     ex(&c, NULL, &out, "check", c.pool, NULL, NULL, NULL, NULL) || !is_ok(&out)))
+			failed = 1;
+		/* a -notxadd example: the 20 ops of a run that ended normally are
+		 * durable (whose transactions log nothing may look consistent
+		 * at every crash, having made nothing durable) */
+		if (!failed && notxadd(o->example) && ops_of(&out) != ops1 + 20)
 			failed = 1;
 		if (failed) {
 			if (!res->failures) {
@@ -560,6 +611,10 @@ static int sweep_design(const struct opts *o, const char *design, struct result 
 		snprintf(audit, sizeof(audit), "%s.audit", c.pool);
 		res->reused += audit_reused(audit, &total);
 		res->audited += total;
+		/* an untracked -notxadd run has shown what it had to: its programs
+		 * may loop on the structures it leaves (a timeout a point) */
+		if (res->failures && untracked(o->example, design))
+			break;
 	}
 	free(ks);
 	remove_pool(c.pool);
@@ -651,7 +706,8 @@ int main(int argc, char **argv)
 		int negative = (!strncmp(d, "unsafe", 6) && (!d[6] || d[6] == ':')) ||
 			       (!strncmp(d, "bmt-nocc", 8) && (!d[8] || d[8] == ':')) ||
 			       (o.power && strstr(d, "durability=none")) ||
-			       strstr(d, "redo_early_apply=1") || strstr(d, "dedup_early_map=1");
+			       strstr(d, "redo_early_apply=1") || strstr(d, "dedup_early_map=1") ||
+			       untracked(o.example, d);
 		printf("%-8s %-24s %7u %8u %8u %9u %9u %7lu %9lu %7.1f%s\n", o.example, d,
 		       r.points_total, r.explored, r.ok, r.failures, r.recovery_crashes,
 		       r.reused, r.audited, r.seconds,
