@@ -176,7 +176,22 @@
  *                         pages a transaction writes are used (the first 64
  *                         kept, the rest given back at its end), and 12
  *                         bytes per heap page.  Needs 4 KiB pages
- *                         (SPM_E_OPTION otherwise)
+ *                         (SPM_E_OPTION otherwise).  Limits: the kernel
+ *                         takes no fault for its own writes, so a system
+ *                         call that writes into a heap page not stored to
+ *                         since the last spm_tx_begin (read(2) into an
+ *                         object) fails with EFAULT -- store to the page
+ *                         first; each page written splits the view's
+ *                         mapping, and vm.max_map_count (65530) bounds the
+ *                         pages written between two spm_tx_begin calls to
+ *                         about 32000 (beyond, the process aborts); the
+ *                         program must not mprotect the heap itself; a
+ *                         transaction's changes must fit its lane's log,
+ *                         which is known only at spm_tx_commit (it then
+ *                         aborts with SPM_E_NOSPACE); spm_tx_begin waiting
+ *                         for another thread's transaction can deadlock
+ *                         with a lock that thread waits for; close a pool
+ *                         only when no thread waits in it
  *      wpq_issue=inorder|bankfree  a core's queued writes reach their banks
  *                         in queue order, or each as soon as its bank is
  *                         free [profile: sca bankfree, supermem inorder]

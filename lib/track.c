@@ -90,6 +90,9 @@ struct track {
 static struct track *tracked[TRACK_MAX];
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction old_segv;
+static struct sigaction first_segv; /* the handler before spm's first install */
+static __thread uintptr_t chain_frame; /* chain()'s frame in this thread's
+					 * handler being run, or a stale one */
 static int installed;
 
 /* protect_fail -- an mprotect in the handler failed (rc != 0): out of
@@ -158,12 +161,34 @@ static void page_fault(struct track *t, uintptr_t a)
  * before ours, or the default action (the process dies of it). */
 static void chain(int sig, siginfo_t *si, void *uc)
 {
-	if (old_segv.sa_flags & SA_SIGINFO) {
-		old_segv.sa_sigaction(sig, si, uc);
-		return;
-	}
-	if (old_segv.sa_handler != SIG_DFL && old_segv.sa_handler != SIG_IGN) {
-		old_segv.sa_handler(sig);
+	/* ours installed again over a handler that chains back to ours: on
+	 * the way round (a deeper frame than the chain() that called it), the
+	 * handler there before spm's first.  A handler that left by longjmp
+	 * leaves a stale frame, higher on the stack than any later one's */
+	char here;
+	uintptr_t frame = (uintptr_t)&here;
+	int loop = chain_frame && frame < chain_frame;
+	struct sigaction prev = loop ? first_segv : old_segv;
+	if ((prev.sa_flags & SA_SIGINFO) ||
+	    (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN)) {
+		/* as the kernel would have run it: one-shot handlers reset
+		 * (then the next fault takes the default action), its mask */
+		if (prev.sa_flags & SA_RESETHAND) {
+			memset(&old_segv, 0, sizeof(old_segv));
+			old_segv.sa_handler = SIG_DFL;
+			sigemptyset(&old_segv.sa_mask);
+		}
+		sigset_t before;
+		pthread_sigmask(SIG_BLOCK, &prev.sa_mask, &before);
+		uintptr_t outer = chain_frame;
+		if (!loop)
+			chain_frame = frame;
+		if (prev.sa_flags & SA_SIGINFO)
+			prev.sa_sigaction(sig, si, uc);
+		else
+			prev.sa_handler(sig);
+		chain_frame = outer;
+		pthread_sigmask(SIG_SETMASK, &before, NULL);
 		return;
 	}
 	/* default: uninstall and let the fault repeat (or re-raise a sent one) */
@@ -196,10 +221,26 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 	chain(sig, si, uc);
 }
 
+/* async_signals -- every signal but the synchronous ones (a fault in a
+ * handler must still be delivered, or the kernel kills the process) */
+static void async_signals(sigset_t *set)
+{
+	sigfillset(set);
+	sigdelset(set, SIGSEGV);
+	sigdelset(set, SIGBUS);
+	sigdelset(set, SIGILL);
+	sigdelset(set, SIGFPE);
+	sigdelset(set, SIGTRAP);
+}
+
 /* install -- our handler (at each tracked open, unless it is the one in
- * place: a program may have installed its own since, which ours then
- * chains to); the one before it kept for chaining.  Never uninstalled: a
- * handler installed after ours may chain to it. */
+ * place: a program, or a test harness, may have installed its own since,
+ * which ours then chains to); the one before it kept for chaining.  Never
+ * uninstalled: a handler installed after ours may chain to it (if that one
+ * chains back to ours, chain() breaks the loop).  Other signals wait while
+ * it runs (a signal handler's store to a page being snapshotted would
+ * otherwise fault forever); SA_ONSTACK: a program's alternate stack serves
+ * it on a stack overflow. */
 static int install(void)
 {
 	struct sigaction cur;
@@ -209,10 +250,12 @@ static int install(void)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_segv;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_ONSTACK;
+	async_signals(&sa.sa_mask);
 	if (sigaction(SIGSEGV, &sa, &old_segv))
 		return emu_err(-errno, "tx_track=pages: cannot install a SIGSEGV handler");
+	if (!installed)
+		first_segv = old_segv;
 	installed = 1;
 	return 0;
 }
@@ -248,6 +291,11 @@ int track_init(spm_pool *p)
 	t->heap_off = p->hdr->heap_off;
 	t->heap = p->view + t->heap_off;
 	t->span = (p->size - t->heap_off) / TRACK_PAGE * TRACK_PAGE;
+	if (t->span / TRACK_PAGE >= SLOT_RW - 1) { /* a page number fits a slot word */
+		free(t);
+		return emu_err(SPM_E_OPTION, "tx_track=pages: a heap of %zu bytes has more "
+			       "pages than it tracks (2^32 - 2)", (size_t)(p->size - p->hdr->heap_off));
+	}
 	t->npages = (uint32_t)(t->span / TRACK_PAGE);
 	t->slot = calloc(t->npages, sizeof(uint32_t));
 	t->pages = malloc((size_t)t->npages * sizeof(uint32_t));
@@ -326,6 +374,11 @@ int track_begin(spm_pool *p)
 	t->owner = thread_id();
 	t->gen++;
 	pthread_mutex_unlock(&t->lock);
+	/* no signal handler of this thread runs while pages change state
+	 * under it (its store to one would fault forever) */
+	sigset_t async, before;
+	async_signals(&async);
+	pthread_sigmask(SIG_BLOCK, &async, &before);
 	__atomic_store_n(&t->open, 1, __ATOMIC_SEQ_CST);
 	/* a fault that saw it closed has listed its page */
 	while (__atomic_load_n(&t->inflight, __ATOMIC_SEQ_CST))
@@ -346,6 +399,7 @@ int track_begin(spm_pool *p)
 		k += len;
 	}
 	__atomic_store_n(&t->nrw, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
 	if (err) { /* out of memory maps: nothing can be tracked */
 		track_end(p);
 		return emu_err(-err, "spm_tx_begin: tx_track=pages: cannot protect the heap");
@@ -373,6 +427,9 @@ void track_writable(spm_pool *p)
 void track_end(spm_pool *p)
 {
 	struct track *t = p->track;
+	sigset_t async, before; /* as in track_begin */
+	async_signals(&async);
+	pthread_sigmask(SIG_BLOCK, &async, &before);
 	track_writable(p);
 	uint32_t n = __atomic_load_n(&t->n, __ATOMIC_ACQUIRE);
 	for (uint32_t k = 0; k < n; k++) { /* writable: listed for the next begin */
@@ -385,6 +442,7 @@ void track_end(spm_pool *p)
 		__atomic_store_n(&t->slot[pg], SLOT_RW, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&t->n, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
 	if (n > TRACK_KEEP)
 		(void)madvise(t->snap + (size_t)TRACK_KEEP * TRACK_PAGE,
 			      (size_t)(n - TRACK_KEEP) * TRACK_PAGE, MADV_DONTNEED);
