@@ -177,6 +177,28 @@ static inline unsigned audit_reused(const char *audit, unsigned *records)
 }
 
 /*
+ * child_wait -- the child pid's stderr from the pipe end fd (closed) into
+ * err (errlen bytes, NUL-terminated), then its wait status; for crash
+ * "count", its crash points into *points (-1 if it printed none).
+ */
+static inline int child_wait(pid_t pid, int fd, char *err, size_t errlen, long *points)
+{
+	size_t len = 0;
+	ssize_t n;
+	while (len < errlen - 1 && (n = read(fd, err + len, errlen - 1 - len)) > 0)
+		len += (size_t)n;
+	err[len] = '\0';
+	close(fd);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (points) {
+		const char *c = strstr(err, "spm-crash-points: ");
+		*points = c ? strtol(c + strlen("spm-crash-points: "), NULL, 10) : -1;
+	}
+	return status;
+}
+
+/*
  * run_in_child -- fn(arg) in a forked child with SPM_CRASH=crash (NULL:
  * none), its return value the child's exit code; the child's stderr into
  * err (errlen bytes, NUL-terminated) and, for crash "count", its crash
@@ -202,19 +224,7 @@ static inline int run_in_child(int (*fn)(const void *), const void *arg, const c
 		exit(fn(arg));
 	}
 	close(fds[1]);
-	size_t len = 0;
-	ssize_t n;
-	while (len < errlen - 1 && (n = read(fds[0], err + len, errlen - 1 - len)) > 0)
-		len += (size_t)n;
-	err[len] = '\0';
-	close(fds[0]);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (points) {
-		const char *c = strstr(err, "spm-crash-points: ");
-		*points = c ? strtol(c + strlen("spm-crash-points: "), NULL, 10) : -1;
-	}
-	return status;
+	return child_wait(pid, fds[0], err, errlen, points);
 }
 
 #endif

@@ -194,19 +194,7 @@ static int run_exec(const char *path, const char *crash, long *points)
 	}
 	close(fds[1]);
 	char err[4096];
-	size_t len = 0;
-	ssize_t n;
-	while (len < sizeof(err) - 1 && (n = read(fds[0], err + len, sizeof(err) - 1 - len)) > 0)
-		len += (size_t)n;
-	err[len] = '\0';
-	close(fds[0]);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (points) {
-		const char *c = strstr(err, "spm-crash-points: ");
-		*points = c ? strtol(c + strlen("spm-crash-points: "), NULL, 10) : -1;
-	}
-	return status;
+	return child_wait(pid, fds[0], err, sizeof(err), points);
 }
 
 /* a crash at every crash point of a tracked commit: all or nothing */
