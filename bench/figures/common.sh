@@ -8,15 +8,21 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=${OUT:-$ROOT/doc/figures}
 mkdir -p "$OUT"
 
+# find_built REL VAR -- the file REL of a Release build (build-rel) if there is one, else of
+# build; the environment variable VAR, if set, names it instead.
+find_built() {
+	if [ -n "${!2:-}" ]; then echo "${!2}"; return; fi
+	for b in "$ROOT/build-rel/$1" "$ROOT/build/$1"; do
+		if [ -e "$b" ]; then echo "$b"; return; fi
+	done
+	echo "$(basename "$1") not found: build it (cmake -B build-rel -DCMAKE_BUILD_TYPE=Release" \
+	     "&& cmake --build build-rel) or set $2" >&2
+	exit 1
+}
+
 # find_bench -- spm-bench of a Release build if there is one.
 find_bench() {
-	if [ -n "${SPM_BENCH:-}" ]; then echo "$SPM_BENCH"; return; fi
-	for b in "$ROOT/build-rel/bench/spm-bench" "$ROOT/build/bench/spm-bench"; do
-		if [ -x "$b" ]; then echo "$b"; return; fi
-	done
-	echo "spm-bench not found: build it (cmake -B build-rel -DCMAKE_BUILD_TYPE=Release" \
-	     "&& cmake --build build-rel) or set SPM_BENCH" >&2
-	exit 1
+	find_built bench/spm-bench SPM_BENCH
 }
 BENCH=$(find_bench)
 
@@ -24,13 +30,7 @@ BENCH=$(find_bench)
 # model, no core model) of a Release build if there is one.  The scripts that compare wall
 # clock with libpmemobj run it, so that the instrumentation's own cost never enters them.
 find_bench_native() {
-	if [ -n "${SPM_BENCH_NATIVE:-}" ]; then echo "$SPM_BENCH_NATIVE"; return; fi
-	for b in "$ROOT/build-rel/bench/spm-bench-native" "$ROOT/build/bench/spm-bench-native"; do
-		if [ -x "$b" ]; then echo "$b"; return; fi
-	done
-	echo "spm-bench-native not found: build it (cmake -B build-rel -DCMAKE_BUILD_TYPE=Release" \
-	     "&& cmake --build build-rel) or set SPM_BENCH_NATIVE" >&2
-	exit 1
+	find_built bench/spm-bench-native SPM_BENCH_NATIVE
 }
 
 # bench -- spm-bench with the caller's flags and BENCH_ARGS.

@@ -20,16 +20,8 @@ VALUE=${VALUE:-64}
 DESIGNS=${DESIGNS:-supermem wt wt-cwc wt-xbank ideal colocated colocated-cc fca srl lame clame \
 sc osiris ccnvm-nods ccnvm dewrite dewrite-direct dewrite-parallel plain}
 
-find_built() { # RELATIVE_PATH -- a Release build's file if there is one
-	for b in "$ROOT/build-rel/$1" "$ROOT/build/$1"; do
-		if [ -e "$b" ]; then echo "$b"; return; fi
-	done
-	echo "$1 not found: build it (cmake -B build-rel -DCMAKE_BUILD_TYPE=Release && cmake" \
-	     "--build build-rel)" >&2
-	exit 1
-}
-PMDK_BENCH=${PMDK_BENCH:-$(find_built bench/pmdk/spm-pmdk-bench)}
-PRELOAD_LIB=${PRELOAD_LIB:-$(find_built preload/libspm-preload.so)}
+PMDK_BENCH=$(find_built bench/pmdk/spm-pmdk-bench PMDK_BENCH)
+PRELOAD_LIB=$(find_built preload/libspm-preload.so PRELOAD_LIB)
 csv=$OUT/preload.csv dat=$OUT/preload.dat
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
