@@ -260,7 +260,7 @@ static uint64_t cycles_ps(double n, double ghz)
 int cache_model_new(struct emu *e, const struct emu_config *cfg)
 {
 	const struct profile *p = e->profile;
-	if (cfg->timing_off || cfg->core_model_off)
+	if (cfg->timing_off || cfg->core_model_off || strcmp(cfg->profile, "heap") == 0)
 		return 0;
 	struct cache_model *m = calloc(1, sizeof(*m));
 	if (!m)

@@ -881,6 +881,13 @@ write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, siz
 	write_ranges_plain(e, core, r, n, view, flags);
 }
 
+/* ctrl_write_ranges_locked -- write_ranges_locked, for channel.c. */
+void ctrl_write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r,
+			      size_t n, const void *view, unsigned flags)
+{
+	write_ranges_locked(e, core, r, n, view, flags);
+}
+
 /*
  * ctrl_evict_line -- a natural eviction (cache.c): the LLC writes dirty line
  * back, its plaintext taken from view now, through the design's write path
@@ -916,6 +923,7 @@ void emu_set_hold(struct emu *e, int (*held)(const void *arg, uint64_t line),
 	e->hold_arg = arg;
 	e->hold = held;
 	pthread_mutex_unlock(&e->lock);
+	chan_set_hold(e);
 }
 
 /* emu_write_lines -- clwb of n lines, then (flags) counter_cache_writeback
@@ -938,9 +946,13 @@ void emu_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, s
 {
 	if (core >= EMU_MAX_CORES)
 		core = 0;
-	pthread_mutex_lock(&e->lock);
-	write_ranges_locked(e, core, r, n, view, flags);
-	pthread_mutex_unlock(&e->lock);
+	if (e->chan) {
+		chan_write_ranges(e, core, r, n, view, flags);
+	} else {
+		pthread_mutex_lock(&e->lock);
+		write_ranges_locked(e, core, r, n, view, flags);
+		pthread_mutex_unlock(&e->lock);
+	}
 	if (flags & EMU_WB_FENCE)
 		emu_crash_point("fence");
 }
@@ -957,6 +969,11 @@ void emu_write_batches(struct emu *e, unsigned core, const struct emu_batch *b, 
 	int locked = 0;
 	if (core >= EMU_MAX_CORES)
 		core = 0;
+	if (e->chan) { /* each batch through its channels, a fence after it */
+		for (size_t i = 0; i < nb; i++)
+			emu_write_ranges(e, core, b[i].r, b[i].n, view, b[i].flags);
+		return;
+	}
 	for (size_t i = 0; i < nb; i++) {
 		if (!locked)
 			pthread_mutex_lock(&e->lock);
@@ -1116,14 +1133,24 @@ static void fence_locked(struct emu *e, unsigned core)
 	e->tm.pending[core] = 0;
 }
 
+/* ctrl_fence_locked -- fence_locked, for channel.c. */
+void ctrl_fence_locked(struct emu *e, unsigned core)
+{
+	fence_locked(e, core);
+}
+
 /* emu_fence -- sfence. */
 void emu_fence(struct emu *e, unsigned core)
 {
 	if (core >= EMU_MAX_CORES)
 		core = 0;
-	pthread_mutex_lock(&e->lock);
-	fence_locked(e, core);
-	pthread_mutex_unlock(&e->lock);
+	if (e->chan) {
+		chan_fence(e, core);
+	} else {
+		pthread_mutex_lock(&e->lock);
+		fence_locked(e, core);
+		pthread_mutex_unlock(&e->lock);
+	}
 	emu_crash_point("fence");
 }
 
@@ -1137,9 +1164,13 @@ void emu_work(struct emu *e, unsigned core, uint64_t ns)
 {
 	if (core >= EMU_MAX_CORES)
 		core = 0;
-	pthread_mutex_lock(&e->lock);
+	if (e->chan && e->tm.off)
+		return; /* no clock to charge, and no lock to take */
+	pthread_mutex_lock(&e->lock); /* with channels: the core clocks' */
 	uint64_t ps = ns > UINT64_MAX / 1000 ? UINT64_MAX : ns * 1000, *clk = &e->tm.clock[core];
-	*clk = *clk > UINT64_MAX - ps ? UINT64_MAX : *clk + ps; /* saturating */
+	uint64_t now = __atomic_load_n(clk, __ATOMIC_RELAXED);
+	__atomic_store_n(clk, now > UINT64_MAX - ps ? UINT64_MAX : now + ps, /* saturating */
+			 __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -1150,10 +1181,21 @@ void emu_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n)
 		return;
 	if (core >= EMU_MAX_CORES)
 		core = 0;
+	if (e->chan) {
+		chan_ctr_writeback(e, core, first, n);
+		return;
+	}
 	struct emu_range r = {first, n};
 	pthread_mutex_lock(&e->lock);
 	ctr_writeback_ranges(e, core, &r, 1);
 	pthread_mutex_unlock(&e->lock);
+}
+
+/* ctrl_ctr_writeback_locked -- counter_cache_writeback of ranges, for channel.c. */
+void ctrl_ctr_writeback_locked(struct emu *e, unsigned core, const struct emu_range *r,
+			       size_t n)
+{
+	ctr_writeback_ranges(e, core, r, n);
 }
 
 /*

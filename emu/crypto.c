@@ -73,6 +73,13 @@ int crypto_new(struct crypto **out, const uint8_t *key, unsigned bits)
 	return 0;
 }
 
+/* crypto_clone -- a new engine under c's key: its own controller context
+ * (a memory channel's AES engine, channel.c). */
+int crypto_clone(const struct crypto *c, struct crypto **out)
+{
+	return crypto_new(out, c->key, c->bits);
+}
+
 /* crypto_free -- free the engine and every thread's context (no thread may use it). */
 void crypto_free(struct crypto *c)
 {

@@ -82,10 +82,12 @@ static int resolve(struct emu *e, const struct emu_config *cfg, const char *desi
 		return emu_err(SPM_E_DESIGN, "unknown design \"%s\" (%s)", design,
 			       design_names());
 	const char *pname = cfg->profile[0] ? cfg->profile : e->design->profile;
+	if (strcmp(pname, "heap") == 0) /* the design's geometry, no memory model */
+		pname = e->design->profile;
 	e->profile = profile_find(pname);
 	if (!e->profile)
 		return emu_err(SPM_E_OPTION, "profile: unknown profile \"%s\" (sca, supermem, ccnvm, "
-			       "redo)", pname);
+			       "redo, dewrite, heap)", pname);
 	e->layout = ctr_layout_of(e->design->layout);
 	/* WQ_COLOC data entries (write_one) drain independently of the counter
 	 * queue; without them a drained counter line is the newest */
@@ -159,7 +161,7 @@ static int runtime_init(struct emu *e, const struct emu_config *cfg)
 		cfg->bank_hash >= 0 ? cfg->bank_hash : p->bank_hash,
 		e->design->ca == CA_COLOCATED ? EMU_LINE + 8 : EMU_LINE);
 	e->tm.core_banks = cfg->core_banks;
-	if (cfg->timing_off)
+	if (cfg->timing_off || strcmp(cfg->profile, "heap") == 0)
 		tm_off(&e->tm);
 	read_queue_reset(e);
 	if ((rc = cache_model_new(e, cfg)))
@@ -277,6 +279,7 @@ static void emu_free(struct emu *e)
 	OPENSSL_cleanse(e->key_raw, sizeof(e->key_raw));
 	OPENSSL_cleanse(e->epoch_key, sizeof(e->epoch_key));
 	free(e->dropped);
+	chan_free(e);
 	redo_free(e);
 	bmt_free(e);
 	dedup_free(e);
@@ -552,7 +555,10 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	int make_key = 0;
 	struct keyfile kf;
 	memset(&kf, 0, sizeof(kf));
+	unsigned nch = 1;
 	struct emu *e = calloc(1, sizeof(*e));
+	if (e)
+		e->seq_step = 1;
 	if (!e)
 		return emu_err(-ENOMEM, "out of memory");
 	e->media.lock_fd = e->media.meta_lock_fd = -1;
@@ -561,7 +567,8 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	e->data_unlocked = cfg->lock_data_off;
 	unsigned bits = cfg->aes_bits ? cfg->aes_bits : 128;
 	if ((rc = resolve(e, cfg, design)) || (rc = runtime_init(e, cfg)) ||
-	    (rc = check_cache_fits(e, SHADOW_SLOTS)) || (rc = audit_open(e)))
+	    (rc = chan_count(e, cfg, &nch)) || (rc = check_cache_fits(e, SHADOW_SLOTS)) ||
+	    (rc = audit_open(e)))
 		goto fail;
 	if (bits != 128 && bits != 256) {
 		rc = emu_err(SPM_E_OPTION, "aes_bits: must be 128 or 256, not %u", bits);
@@ -732,7 +739,7 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 		rc = SPM_E_CRYPTO;
 		goto fail;
 	}
-	if ((rc = bmt_create(e)) || (rc = dedup_create(e)))
+	if ((rc = bmt_create(e)) || (rc = dedup_create(e)) || (rc = chan_attach(e, nch)))
 		goto fail;
 	key_free(&kf);
 	*out = e;
@@ -1123,7 +1130,10 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	key_path_of(cfg->key_file, path, rekey_key, sizeof(rekey_key));
 	if ((rc = emu_rekey_key_finish(path, rekey_key)) < 0)
 		return rc;
+	unsigned nch = 1;
 	struct emu *e = calloc(1, sizeof(*e));
+	if (e)
+		e->seq_step = 1;
 	if (!e)
 		return emu_err(-ENOMEM, "out of memory");
 	e->media.lock_fd = -1;
@@ -1245,7 +1255,7 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		goto fail;
 	}
 	memcpy(e->sb_uuid, sb.uuid, 16);
-	if ((rc = runtime_init(e, cfg)))
+	if ((rc = runtime_init(e, cfg)) || (rc = chan_count(e, cfg, &nch)))
 		goto fail;
 	if ((rc = check_cache_fits(e, sb.shadow_slots)) || (rc = audit_open(e)))
 		goto fail;
@@ -1323,6 +1333,8 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 	}
 	if (e->was_dirty && (rc = redo_recover_finish(e)))
 		goto fail;
+	if ((rc = chan_attach(e, nch)))
+		goto fail;
 	*out = e;
 	return 0;
 fail:
@@ -1354,6 +1366,7 @@ int emu_close(struct emu *e)
 {
 	if (!e)
 		return 0;
+	chan_close(e); /* every channel's counters and queues, first */
 	pthread_mutex_lock(&e->lock);
 	redo_apply_all(e); /* the redo log's committed records in place */
 	ctrl_drain_all(e);
@@ -1506,6 +1519,8 @@ uint32_t data_hdr_crc(const struct data_hdr *dh)
 int emu_check_epochs(const struct media *m, const struct keyfile *kf, const uint8_t uuid[16])
 {
 	struct emu *e = calloc(1, sizeof(*e));
+	if (e)
+		e->seq_step = 1;
 	if (!e)
 		return emu_err(-ENOMEM, "out of memory");
 	e->media = *m; /* borrowed: not closed here */

@@ -48,6 +48,7 @@ struct emu_config {
 	int wpq_inorder;     /* queued writes reach their banks in order; -1 = profile */
 	unsigned wpq_window; /* inorder: a write waits for the one this many before it (0: 1) */
 	int timing_off;      /* timing=off: no memory model (spm as a heap, not a study) */
+	unsigned channels;   /* memory channels (channel.c); 0: 1, or profile=heap's */
 	int prefault;        /* prefault=1: map every page of the files and the view at
 				create and open (as PMDK's prefault.at_create/at_open) */
 	char ctr_placement[16]; /* interleave, single, same, xbank; "" = the design's */

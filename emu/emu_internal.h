@@ -787,6 +787,14 @@ struct emu {
 		uint64_t free[TM_MAX_QUEUE]; /* when each read queue entry frees */
 		unsigned cap, pos;
 	} rq;
+	/* memory channels (channel.c): the controllers of channels=N, or NULL
+	 * (one channel: this one); in a channel, its sequence numbers step by
+	 * N and rsr_lock serialises the one re-encryption status register */
+	struct emu **chan;
+	unsigned nch;
+	unsigned seq_step;
+	pthread_mutex_t *rsr_lock;
+	struct chan_core *chan_core; /* per core: the channels written since its fence */
 };
 
 /* ctr_line_encode -- the current content of counter line cl, in its layout
@@ -796,6 +804,35 @@ static inline void ctr_line_encode(const struct emu *e, uint64_t cl, uint8_t out
 	e->layout->encode(e->cur_ctr + cl * e->layout->lines_per_ctr_line, e->minor_bits,
 			  out);
 }
+
+/* channel.c: memory channels (channels=N) */
+#define EMU_MAX_CHANNELS 16u
+/* the channels cfg asks for, checked against the design and the core model
+ * (0 and *n set, or an error) */
+int chan_count(const struct emu *e, const struct emu_config *cfg, unsigned *n);
+/* the pool opened or made: its n controllers (n 1: none made) */
+int chan_attach(struct emu *e, unsigned n);
+/* close: every channel's counters and queues to media, statistics merged */
+void chan_close(struct emu *e);
+void chan_free(struct emu *e);
+void chan_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
+		       const void *view, unsigned flags);
+void chan_fence(struct emu *e, unsigned core);
+void chan_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n);
+/* the sum of a statistic over the channels (ST_* index; -1..-5: the engine's
+ * aes_ops, aes_wait, and wn, wlat, wpre) */
+uint64_t chan_stat_sum(const struct emu *e, int i);
+void chan_stat_reset(struct emu *e);
+void chan_set_hold(struct emu *e);
+void chan_set_log_range(struct emu *e);
+/* controller.c's locked steps, for channel.c */
+void ctrl_write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r,
+			      size_t n, const void *view, unsigned flags);
+void ctrl_fence_locked(struct emu *e, unsigned core);
+void ctrl_ctr_writeback_locked(struct emu *e, unsigned core, const struct emu_range *r,
+			       size_t n);
+/* crypto.c: another engine under c's key (a channel's own contexts) */
+int crypto_clone(const struct crypto *c, struct crypto **out);
 
 /* audit.c: the test-only pad-reuse auditor (SPM_AUDIT=FILE). */
 int audit_open(struct emu *e);

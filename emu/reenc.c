@@ -132,10 +132,18 @@ static int reenc_finish(struct emu *e, unsigned core, uint64_t page)
 	return 0;
 }
 
-/* reenc_page -- re-encrypt page under its major + 1 (the caller holds the lock). */
+/* reenc_page -- re-encrypt page under its major + 1 (the caller holds the
+ * lock).  With channels the pool's one register is held by one channel's
+ * re-encryption at a time (rsr_lock, taken under the channel's lock and
+ * never the other way round). */
 int reenc_page(struct emu *e, unsigned core, uint64_t page)
 {
-	return reenc_page_to(e, core, page, 0);
+	if (e->rsr_lock)
+		pthread_mutex_lock(e->rsr_lock);
+	int rc = reenc_page_to(e, core, page, 0);
+	if (e->rsr_lock)
+		pthread_mutex_unlock(e->rsr_lock);
+	return rc;
 }
 
 /* reenc_page_to -- re-encrypt page under the larger of its major + 1 and

@@ -74,17 +74,18 @@ int emu_stat(struct emu *e, const char *name, uint64_t *value)
 	else if (core_clock_name(name, &core))
 		*value = e->tm.clock[core] / 1000;
 	else if ((i = table_stat(name)) == ST_AES_OPS) /* kept by the engine (timing.c) */
-		*value = e->tm.aes_ops;
+		*value = e->tm.aes_ops + chan_stat_sum(e, -1);
 	else if (i == ST_AES_QUEUE_NS)
-		*value = e->tm.aes_wait / 1000;
+		*value = (e->tm.aes_wait + chan_stat_sum(e, -2)) / 1000;
 	else if (i == ST_MEM_WRITES)
-		*value = e->tm.wn + e->stat[i];
+		*value = e->tm.wn + e->stat[i] + chan_stat_sum(e, -3) + chan_stat_sum(e, i);
 	else if (i == ST_MEM_WRITE_NS)
-		*value = (e->tm.wlat + e->tm.wpre) / 1000 + e->stat[i];
+		*value = (e->tm.wlat + e->tm.wpre + chan_stat_sum(e, -4)) / 1000 + e->stat[i] +
+			 chan_stat_sum(e, i);
 	else if (i >= ST_DEDUP_SHARED && i <= ST_DEDUP_OVERHEAD_PPM) /* gauges */
 		*value = e->dedup ? dedup_gauge(e, i) : 0;
-	else if (i >= 0)
-		*value = __atomic_load_n(&e->stat[i], __ATOMIC_RELAXED);
+	else if (i >= 0) /* the pool's (runtime events) and its channels' */
+		*value = __atomic_load_n(&e->stat[i], __ATOMIC_RELAXED) + chan_stat_sum(e, i);
 	else
 		rc = SPM_E_INVAL;
 	pthread_mutex_unlock(&e->lock);
@@ -102,6 +103,7 @@ void emu_stat_reset(struct emu *e)
 	tm_reset(&e->tm);
 	read_queue_reset(e); /* the caches keep their lines: warm, as after a prefill */
 	pthread_mutex_unlock(&e->lock);
+	chan_stat_reset(e);
 }
 
 /* emu_stat_rt_add -- a runtime event (transactions): an atomic add, no lock;
@@ -124,4 +126,5 @@ void emu_set_log_range(struct emu *e, uint64_t first, uint64_t n)
 {
 	e->log_first = first;
 	e->log_n = n;
+	chan_set_log_range(e);
 }

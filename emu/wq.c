@@ -233,11 +233,21 @@ WQ_INLINE struct wq_entry *publish(struct emu *e, int persist, struct wq *q, uin
 	return w;
 }
 
+/* wq_next_seq -- the next entry's sequence number: every channel's step
+ * over the numbers from its own first, so no two entries of the ADR region
+ * share one (recovery sorts them and finds a pair's partner by it). */
+static inline uint64_t wq_next_seq(struct emu *e)
+{
+	uint64_t seq = e->next_seq;
+	e->next_seq += e->seq_step;
+	return seq;
+}
+
 /* wq_publish -- make the reserved slot, its payload filled, a valid entry. */
 struct wq_entry *wq_publish(struct emu *e, struct wq *q, uint64_t addr,
 			    uint64_t aux, uint64_t flags)
 {
-	return publish(e, e->media.persist_on, q, e->next_seq++, addr, aux, flags);
+	return publish(e, e->media.persist_on, q, wq_next_seq(e), addr, aux, flags);
 }
 
 /*
@@ -253,6 +263,7 @@ WQ_INLINE void push_run(struct emu *e, int persist, int armed, int audit, struct
 	struct wq lq = *q;
 	int is_ctr = q == &e->qctr;
 	uint64_t seq = e->next_seq;
+	const uint64_t step = e->seq_step;
 	for (unsigned i = 0; i < n; i++) {
 		struct wq_entry *w = reserve(e, persist, armed, &lq, is_ctr);
 		const uint8_t *plain = view + line[i] * EMU_LINE;
@@ -266,7 +277,8 @@ WQ_INLINE void push_run(struct emu *e, int persist, int armed, int audit, struct
 		} else {
 			memcpy(w->payload, plain, EMU_LINE);
 		}
-		publish(e, persist, &lq, seq++, line[i], (flags & WQ_COLOC) ? ctr[i] : 0, flags);
+		publish(e, persist, &lq, seq, line[i], (flags & WQ_COLOC) ? ctr[i] : 0, flags);
+		seq += step;
 		crash_if(armed, "wpq.data_enqueued");
 	}
 	*q = lq;
@@ -307,8 +319,10 @@ WQ_INLINE void pair_run(struct emu *e, int persist, int armed, int audit,
 	struct wq lc = e->qctr, ld = e->qdata;
 	const unsigned shift = e->layout->ctr_shift;
 	uint64_t seq = e->next_seq, *cur = e->cur_ctr;
+	const uint64_t step = e->seq_step;
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t cl = line[i] >> shift, cseq = seq++;
+		uint64_t cl = line[i] >> shift, cseq = seq;
+		seq += step;
 		cur[line[i]] = ctr[i];
 		struct wq_entry *c = reserve(e, persist, armed, &lc, 1);
 		ctr_line_encode(e, cl, c->payload);
@@ -320,7 +334,8 @@ WQ_INLINE void pair_run(struct emu *e, int persist, int armed, int audit,
 			audit_pad(e, line[i], ctr[i], view + line[i] * EMU_LINE);
 		line_xor(d->payload, view + line[i] * EMU_LINE, pads + (size_t)i * EMU_LINE);
 		crash_if(armed, "wpq.payload_written");
-		publish(e, persist, &ld, seq++, line[i], cseq, WQ_PAIRED);
+		publish(e, persist, &ld, seq, line[i], cseq, WQ_PAIRED);
+		seq += step;
 		crash_if(armed, "wpq.data_enqueued");
 		set_ready(e, persist, c);
 		crash_if(armed, "wpq.ready");
@@ -357,10 +372,12 @@ WQ_INLINE void ctr_run(struct emu *e, int persist, int armed, const uint64_t *cl
 {
 	struct wq lq = e->qctr;
 	uint64_t seq = e->next_seq;
+	const uint64_t step = e->seq_step;
 	for (unsigned i = 0; i < n; i++) {
 		struct wq_entry *w = reserve(e, persist, armed, &lq, 1);
 		ctr_line_encode(e, cl[i], w->payload);
-		publish(e, persist, &lq, seq++, cl[i], 0, WQ_READY);
+		publish(e, persist, &lq, seq, cl[i], 0, WQ_READY);
+		seq += step;
 		crash_if(armed, "wpq.ctr_enqueued");
 	}
 	e->qctr = lq;
