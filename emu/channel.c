@@ -24,6 +24,7 @@
  * clock, and a fence has nothing to wait for: the write path takes one
  * channel's lock per channel written and nothing else shared.
  */
+#define _GNU_SOURCE 1 /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,7 +134,13 @@ static int chan_new(struct emu *e, unsigned c, unsigned n, struct emu **out)
 	ch->next_seq = e->next_seq + c;
 	ch->seq_step = n;
 	ch->rsr_lock = e->rsr_lock;
-	pthread_mutex_init(&ch->lock, NULL);
+	/* a channel's critical sections are short and its lockers run on other
+	 * CPUs: spinning a while beats a sleep and a wake-up in the kernel */
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&ch->lock, &attr);
+	pthread_mutexattr_destroy(&attr);
 	ch->lock_ready = 1;
 	*out = ch;
 	return 0;
@@ -247,10 +254,18 @@ static inline void leave(struct emu *e, struct emu *ch, unsigned core)
 	pthread_mutex_unlock(&ch->lock);
 }
 
-/* channel_of -- the channel of page p. */
+/*
+ * channel_of -- the channel of page p: consecutive pages go round the
+ * channels, and the higher bits of the page number are XOR-folded in (as
+ * controllers hash their channel bits), so structures at a power-of-two
+ * stride -- one log lane per core, 64 KiB apart -- do not all meet in one
+ * channel.
+ */
 static inline unsigned channel_of(const struct emu *e, uint64_t page)
 {
-	return (unsigned)(page % e->nch);
+	uint64_t h = page ^ (page >> 4) ^ (page >> 8) ^ (page >> 12) ^ (page >> 16) ^
+		     (page >> 20) ^ (page >> 24) ^ (page >> 28);
+	return (unsigned)(h % e->nch);
 }
 
 /* touched -- the channels the lines of ranges r[0..n-1] are in (a mask). */
@@ -262,9 +277,7 @@ static uint64_t touched(const struct emu *e, const struct emu_range *r, size_t n
 		if (!r[i].n)
 			continue;
 		uint64_t p0 = r[i].first / 64, p1 = (r[i].first + r[i].n - 1) / 64;
-		if (p1 - p0 + 1 >= e->nch)
-			return all;
-		for (uint64_t p = p0; p <= p1; p++)
+		for (uint64_t p = p0; p <= p1 && mask != all; p++)
 			mask |= 1ull << channel_of(e, p);
 	}
 	return mask;
@@ -272,6 +285,49 @@ static uint64_t touched(const struct emu *e, const struct emu_range *r, size_t n
 
 /* Pieces a channel takes at a time from a call's ranges. */
 enum { CHAN_PIECES = 32 };
+
+/* gather -- the parts of range r in the pages of channel c, in order, into
+ * piece[] (*np of them), passed to flush CHAN_PIECES at a time. */
+static void gather(const struct emu *e, unsigned c, const struct emu_range *r,
+		   struct emu_range *piece, unsigned *np,
+		   void (*flush)(void *arg, const struct emu_range *piece, unsigned n), void *arg)
+{
+	const uint64_t end = r->first + r->n;
+	for (uint64_t p = r->first / 64; p * 64 < end; p++) {
+		if (channel_of(e, p) != c)
+			continue;
+		uint64_t a = p * 64 > r->first ? p * 64 : r->first;
+		uint64_t b = (p + 1) * 64 < end ? (p + 1) * 64 : end;
+		if (*np && piece[*np - 1].first + piece[*np - 1].n == a) {
+			piece[*np - 1].n += b - a; /* the next page is the same channel's */
+			continue;
+		}
+		if (*np == CHAN_PIECES) {
+			flush(arg, piece, *np);
+			*np = 0;
+		}
+		piece[(*np)++] = (struct emu_range){a, b - a};
+	}
+}
+
+/* A channel's step over the pieces gather collects. */
+struct chan_step {
+	struct emu *ch;
+	unsigned core, flags;
+	const void *view;
+};
+
+static void write_pieces(void *arg, const struct emu_range *piece, unsigned n)
+{
+	struct chan_step *s = arg;
+	ctrl_write_ranges_locked(s->ch, s->core, piece, n, s->view, s->flags & EMU_WB_CCWB);
+}
+
+static void ccwb_pieces(void *arg, const struct emu_range *piece, unsigned n)
+{
+	struct chan_step *s = arg;
+	ctrl_ctr_writeback_locked(s->ch, s->core, piece, n);
+}
 
 /*
  * write_channel -- the lines of ranges r[0..n-1] that are channel c's, in
@@ -284,27 +340,12 @@ static void write_channel(struct emu *e, unsigned c, unsigned core, const struct
 {
 	struct emu_range piece[CHAN_PIECES];
 	unsigned np = 0;
-	const unsigned nch = e->nch;
-	struct emu *ch = enter(e, c, core);
-	for (size_t i = 0; i < n; i++) {
-		if (!r[i].n)
-			continue;
-		const uint64_t end = r[i].first + r[i].n, p0 = r[i].first / 64;
-		for (uint64_t p = p0 + (c + nch - channel_of(e, p0)) % nch; p * 64 < end;
-		     p += nch) {
-			uint64_t a = p * 64 > r[i].first ? p * 64 : r[i].first;
-			uint64_t b = (p + 1) * 64 < end ? (p + 1) * 64 : end;
-			if (np == CHAN_PIECES) {
-				ctrl_write_ranges_locked(ch, core, piece, np, view,
-							 flags & EMU_WB_CCWB);
-				np = 0;
-			}
-			piece[np++] = (struct emu_range){a, b - a};
-		}
-	}
+	struct chan_step s = {enter(e, c, core), core, flags, view};
+	for (size_t i = 0; i < n; i++)
+		gather(e, c, &r[i], piece, &np, write_pieces, &s);
 	if (np)
-		ctrl_write_ranges_locked(ch, core, piece, np, view, flags & EMU_WB_CCWB);
-	leave(e, ch, core);
+		write_pieces(&s, piece, np);
+	leave(e, s.ch, core);
 }
 
 /* chan_write_ranges -- emu_write_ranges over the channels: each channel's
@@ -345,22 +386,16 @@ void chan_fence(struct emu *e, unsigned core)
  * each channel's in its channel. */
 void chan_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n)
 {
-	struct emu_range r = {first, n};
+	struct emu_range r = {first, n}, piece[CHAN_PIECES];
 	uint64_t mask = touched(e, &r, 1);
 	while (mask) {
-		unsigned c = (unsigned)__builtin_ctzll(mask);
+		unsigned c = (unsigned)__builtin_ctzll(mask), np = 0;
 		mask &= mask - 1;
-		struct emu *ch = enter(e, c, core);
-		const unsigned nch = e->nch;
-		const uint64_t end = first + n, p0 = first / 64;
-		for (uint64_t p = p0 + (c + nch - channel_of(e, p0)) % nch; p * 64 < end;
-		     p += nch) {
-			uint64_t a = p * 64 > first ? p * 64 : first;
-			uint64_t b = (p + 1) * 64 < end ? (p + 1) * 64 : end;
-			struct emu_range piece = {a, b - a};
-			ctrl_ctr_writeback_locked(ch, core, &piece, 1);
-		}
-		leave(e, ch, core);
+		struct chan_step s = {enter(e, c, core), core, 0, NULL};
+		gather(e, c, &r, piece, &np, ccwb_pieces, &s);
+		if (np)
+			ccwb_pieces(&s, piece, np);
+		leave(e, s.ch, core);
 	}
 }
 

@@ -37,6 +37,7 @@ void emu_config_init(struct emu_config *cfg)
 	cfg->access_ns = -1;
 	cfg->bank_hash = -1;
 	cfg->wpq_inorder = -1;
+	cfg->alloc_lanes = -1;
 }
 
 static uint64_t round_up(uint64_t v, uint64_t a)

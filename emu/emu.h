@@ -77,6 +77,8 @@ struct emu_config {
 			      * before its data entries are written */
 	int lock_data_off;   /* the data file is not flocked: its program locks it (the
 			      * preload shim; the meta file still is), not an option */
+	int alloc_lanes;     /* alloc=lanes (1) or shared (0) cursor: the runtime's
+			      * allocator (lib/alloc.c); -1: lanes under profile=heap */
 	int tx_track;        /* tx_track=pages: the runtime finds a transaction's
 			      * writes itself (lib/track.c); not the controller's */
 	struct spm_tamper *tamper_out; /* spm_verify: where the open lists what it */

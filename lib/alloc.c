@@ -5,15 +5,29 @@
  * an object runs to the next start bit or free unit).  A volatile "busy"
  * bitmap (used or reserved) serves allocation.
  *
- * spm_tx_alloc only reserves in the busy bitmap.  At commit, under bm_lock,
- * the bitmap words of every allocation and free are snapshotted into the
- * transaction's undo log and changed, so they become durable with the
- * transaction's commit write or are rolled back with it: nothing leaks or is
- * handed out twice across a crash.
+ * spm_tx_alloc only reserves in the busy bitmap.  At commit, under the
+ * locks of the arenas they are in, the bitmap words of every allocation and
+ * free are snapshotted into the transaction's undo log and changed, so they
+ * become durable with the transaction's commit write or are rolled back
+ * with it: nothing leaks or is handed out twice across a crash.
+ *
+ * Arenas: the heap in POOL_NARENAS runs of units, each a whole number of
+ * bitmap lines (256 units), so two arenas never share a line of either
+ * bitmap.  Commits whose allocations and frees are in different arenas
+ * hold different locks and run at once; one that spans several takes
+ * theirs in order.  With alloc=lanes (profile=heap's default) each lane
+ * looks for free units from its own cursor, which starts in its own part
+ * of the heap: threads allocate in different arenas.  Without it one
+ * cursor serves every lane (the papers' runs: placement, and so modeled
+ * results, as before arenas).  A lane takes an arena no other lane holds
+ * when its own are full (arena_owner), so two lanes meet in one only when
+ * every arena is held; objects larger than an arena, and a heap with no
+ * room left in the lane's arenas, take the next fit anywhere.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "pool_internal.h"
 
@@ -25,22 +39,24 @@ static uint64_t *bm(spm_pool *p)
 	return (uint64_t *)(p->view + p->hdr->bm_off);
 }
 
-/* pbit -- bit i of persistent bitmap which. */
+/* pbit -- bit i of persistent bitmap which (read without a lock:
+ * spm_tx_free; alloc_commit's order of stores keeps objects apart). */
 static int pbit(spm_pool *p, int which, uint64_t i)
 {
-	return (bm(p)[2 * (i / 64) + (uint64_t)which] >> (i % 64)) & 1;
+	return (__atomic_load_n(&bm(p)[2 * (i / 64) + (uint64_t)which], __ATOMIC_ACQUIRE) >>
+		(i % 64)) & 1;
 }
 
-/* set_pbits -- bits [first, first+n) of persistent bitmap which. */
+/* set_pbits -- bits [first, first+n) of persistent bitmap which (the
+ * caller holds the arenas' locks: one writer per word). */
 static void set_pbits(spm_pool *p, int which, uint64_t first, uint64_t n, int value)
 {
 	uint64_t *w = bm(p);
 	for (uint64_t i = first; i < first + n; i++) {
 		uint64_t *word = &w[2 * (i / 64) + (uint64_t)which];
-		if (value)
-			*word |= 1ull << (i % 64);
-		else
-			*word &= ~(1ull << (i % 64));
+		uint64_t v = __atomic_load_n(word, __ATOMIC_RELAXED);
+		v = value ? v | 1ull << (i % 64) : v & ~(1ull << (i % 64));
+		__atomic_store_n(word, v, __ATOMIC_RELEASE);
 	}
 }
 
@@ -59,6 +75,12 @@ static void set_bits(uint64_t *w, uint64_t first, uint64_t n, int value)
 	}
 }
 
+/* owner_bytes -- the size of the lines' owner map. */
+static size_t owner_bytes(const spm_pool *p)
+{
+	return (p->size / SPM_LINE + 4095) / 4096 * 4096;
+}
+
 /* alloc_init -- the busy bitmap from the persistent used bitmap. */
 int alloc_init(spm_pool *p)
 {
@@ -66,6 +88,16 @@ int alloc_init(spm_pool *p)
 	p->busy = malloc(words * sizeof(uint64_t) + sizeof(uint64_t));
 	if (!p->busy)
 		return emu_err(-ENOMEM, "out of memory for the allocator");
+	/* the lines' owners (tx.c, claim_lines): a byte a line, touched only
+	 * where transactions snapshot */
+	p->line_owner = mmap(NULL, owner_bytes(p), PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p->line_owner == MAP_FAILED) {
+		p->line_owner = NULL;
+		free(p->busy);
+		p->busy = NULL;
+		return emu_err(-ENOMEM, "out of memory for the lines' owners");
+	}
 	for (uint64_t i = 0; i < words; i++)
 		p->busy[i] = bm(p)[2 * i + USED];
 	/* units past the end of the heap are never free */
@@ -73,13 +105,56 @@ int alloc_init(spm_pool *p)
 	if (tail)
 		p->busy[words - 1] |= ~0ull << tail;
 	p->cursor = 0;
+	uint64_t per = (p->hdr->heap_units + POOL_NARENAS - 1) / POOL_NARENAS;
+	p->arena_units = (per + 255) / 256 * 256;
+	for (unsigned i = 0; i < POOL_NLANES; i++)
+		p->lanes[i].cursor = p->alloc_lanes ? p->arena_units * (i * POOL_NARENAS /
+									 POOL_NLANES)
+						    : 0;
+	memset(p->arena_owner, 0, sizeof(p->arena_owner));
 	return 0;
+}
+
+/* arenas_of -- the arenas units [u, u+n) are in (a mask). */
+static uint64_t arenas_of(const spm_pool *p, uint64_t u, uint64_t n)
+{
+	uint64_t a = u / p->arena_units, b = (u + n - 1) / p->arena_units, mask = 0;
+	for (uint64_t i = a; i <= b && i < POOL_NARENAS; i++)
+		mask |= 1ull << i;
+	return mask;
+}
+
+/* alloc_arenas -- the arenas of lane l's allocations and frees. */
+uint64_t alloc_arenas(spm_pool *p, const struct lane *l)
+{
+	uint64_t mask = 0;
+	for (size_t i = 0; i < l->allocs.n + l->frees.n; i++) {
+		struct range r = i < l->allocs.n ? l->allocs.r[i] : l->frees.r[i - l->allocs.n];
+		mask |= arenas_of(p, (r.off - p->hdr->heap_off) / UNIT, r.len / UNIT);
+	}
+	return mask;
+}
+
+/* alloc_lock_arenas -- lock the arenas of mask, in order (no deadlock). */
+void alloc_lock_arenas(spm_pool *p, uint64_t mask)
+{
+	for (; mask; mask &= mask - 1)
+		pthread_mutex_lock(&p->arenas[__builtin_ctzll(mask)].lock);
+}
+
+void alloc_unlock_arenas(spm_pool *p, uint64_t mask)
+{
+	for (; mask; mask &= mask - 1)
+		pthread_mutex_unlock(&p->arenas[__builtin_ctzll(mask)].lock);
 }
 
 void alloc_fini(spm_pool *p)
 {
 	free(p->busy);
 	p->busy = NULL;
+	if (p->line_owner)
+		munmap(p->line_owner, owner_bytes(p));
+	p->line_owner = NULL;
 }
 
 /* find_run -- n free units in busy from start onwards, below limit. */
@@ -102,20 +177,51 @@ static int64_t find_run(const uint64_t *busy, uint64_t start, uint64_t limit,
 	return -1;
 }
 
-/* alloc_reserve -- reserve units free units (next fit); their offset in *off. */
-int alloc_reserve(spm_pool *p, uint64_t units, uint64_t *off)
+/* reserve_in_arenas -- alloc=lanes: units free units in lane l's arenas
+ * (next fit from its cursor), else in the next arena no lane holds, which
+ * becomes l's; -1 if none (the caller holds busy_lock). */
+static int64_t reserve_in_arenas(spm_pool *p, struct lane *l, uint64_t units)
 {
+	const uint64_t total = p->hdr->heap_units, au = p->arena_units;
+	const uint8_t me = (uint8_t)(l - p->lanes + 1);
+	if (units > au)
+		return -1;
+	const unsigned a0 = (unsigned)(l->cursor / au % POOL_NARENAS);
+	for (unsigned k = 0; k < POOL_NARENAS; k++) {
+		unsigned a = (a0 + k) % POOL_NARENAS;
+		uint64_t lo = a * au, hi = lo + au < total ? lo + au : total;
+		if (lo >= total || (p->arena_owner[a] && p->arena_owner[a] != me))
+			continue;
+		uint64_t from = k == 0 && l->cursor > lo ? l->cursor : lo;
+		int64_t at = find_run(p->busy, from, hi, units);
+		if (at < 0 && from > lo)
+			at = find_run(p->busy, lo, hi, units);
+		if (at >= 0) {
+			p->arena_owner[a] = me;
+			return at;
+		}
+	}
+	return -1;
+}
+
+/* alloc_reserve -- reserve units free units (next fit, from lane l's
+ * cursor with alloc=lanes, else the pool's); their offset in *off. */
+int alloc_reserve(spm_pool *p, struct lane *l, uint64_t units, uint64_t *off)
+{
+	uint64_t *cursor = p->alloc_lanes ? &l->cursor : &p->cursor;
 	uint64_t total = p->hdr->heap_units;
 	if (units == 0 || units > total)
 		return emu_err(SPM_E_NOSPACE, "spm_tx_alloc: %llu bytes do not fit the heap",
 			       (unsigned long long)(units * UNIT));
 	pthread_mutex_lock(&p->busy_lock);
-	int64_t at = find_run(p->busy, p->cursor, total, units);
+	int64_t at = p->alloc_lanes ? reserve_in_arenas(p, l, units) : -1;
+	if (at < 0)
+		at = find_run(p->busy, *cursor, total, units);
 	if (at < 0)
 		at = find_run(p->busy, 0, total, units);
 	if (at >= 0) {
 		set_bits(p->busy, (uint64_t)at, units, 1);
-		p->cursor = (uint64_t)at + units;
+		*cursor = (uint64_t)at + units;
 	}
 	pthread_mutex_unlock(&p->busy_lock);
 	if (at < 0)
@@ -205,8 +311,17 @@ int alloc_commit(spm_pool *p, struct lane *l)
 		int rc = log_words(p, u, n);
 		if (rc)
 			return rc;
-		set_pbits(p, USED, u, n, is_alloc);
-		set_pbits(p, START, u, 1, is_alloc);
+		/* a walk over an object's units (alloc_object_units, unlocked)
+		 * stops at a unit not used or a start: a new object shows its
+		 * start before its used bits, a freed one loses its used bits
+		 * before its start */
+		if (is_alloc) {
+			set_pbits(p, START, u, 1, 1);
+			set_pbits(p, USED, u, n, 1);
+		} else {
+			set_pbits(p, USED, u, n, 0);
+			set_pbits(p, START, u, 1, 0);
+		}
 	}
 	return 0;
 }

@@ -150,6 +150,8 @@ static int set_key(struct emu_config *c, const char *src, const char *k,
 		return parse_pair(src, k, v, "any", "fifo", &c->wpq_any);
 	if (!strcmp(k, "timing"))
 		return parse_pair(src, k, v, "off", "on", &c->timing_off);
+	if (!strcmp(k, "alloc"))
+		return parse_pair(src, k, v, "lanes", "shared", &c->alloc_lanes);
 	if (!strcmp(k, "channels"))
 		return parse_uint(src, k, v, 1, 16, &c->channels);
 	if (!strcmp(k, "prefault"))

@@ -33,6 +33,8 @@ struct self {
 	uint64_t core_uid; /* a closed pool's address may be reused: its uid is not */
 	unsigned core;     /* the core set on the pool of uid core_uid */
 	unsigned lanes;    /* transaction lanes it holds, in every pool */
+	uint64_t lane_uid; /* the pool of its last lane taken (lane_idx) */
+	unsigned lane_idx;
 	/* the pool whose view holds [view_lo, view_lo + view_span), found for
 	 * an access (pool_at) while views_gen was view_gen */
 	unsigned view_gen;
@@ -250,6 +252,21 @@ uint64_t thread_id(void)
 unsigned *thread_lanes(void)
 {
 	return &self.lanes;
+}
+
+/* thread_lane_note -- the calling thread took lane idx of the pool of uid
+ * (lane_of looks there first: no other lane's line is read). */
+void thread_lane_note(uint64_t uid, unsigned idx)
+{
+	self.lane_uid = uid;
+	self.lane_idx = idx;
+}
+
+/* thread_lane_hint -- the lane the calling thread took last on the pool of
+ * uid, or -1. */
+int thread_lane_hint(uint64_t uid)
+{
+	return self.lane_uid == uid ? (int)self.lane_idx : -1;
 }
 
 /* pool_core -- the modeled core of this thread on pool p; the core work

@@ -82,11 +82,17 @@ static spm_pool *pool_new(void)
 	if (!p)
 		return NULL;
 	p->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
+	/* the locks threads meet at on every transaction are held briefly by
+	 * threads on other CPUs: they spin a while before they sleep */
+	pthread_mutexattr_t spin;
+	pthread_mutexattr_init(&spin);
+	pthread_mutexattr_settype(&spin, PTHREAD_MUTEX_ADAPTIVE_NP);
 	pthread_mutex_init(&p->root_lock, NULL);
-	pthread_mutex_init(&p->own_lock, NULL);
 	pthread_mutex_init(&p->evict_lock, NULL);
-	pthread_mutex_init(&p->bm_lock, NULL);
-	pthread_mutex_init(&p->busy_lock, NULL);
+	for (unsigned i = 0; i < POOL_NARENAS; i++)
+		pthread_mutex_init(&p->arenas[i].lock, &spin);
+	pthread_mutex_init(&p->busy_lock, &spin);
+	pthread_mutexattr_destroy(&spin);
 	p->view_fd = -1;
 	pool_register(p);
 	return p;
@@ -112,9 +118,9 @@ static void pool_free(spm_pool *p)
 	if (p->view_fd >= 0)
 		close(p->view_fd);
 	pthread_mutex_destroy(&p->root_lock);
-	pthread_mutex_destroy(&p->own_lock);
 	pthread_mutex_destroy(&p->evict_lock);
-	pthread_mutex_destroy(&p->bm_lock);
+	for (unsigned i = 0; i < POOL_NARENAS; i++)
+		pthread_mutex_destroy(&p->arenas[i].lock);
 	pthread_mutex_destroy(&p->busy_lock);
 	free(p);
 }
@@ -211,6 +217,8 @@ static int create_pool(spm_pool **pool, const char *path, size_t size,
 	if (!p)
 		return emu_err(-ENOMEM, "out of memory");
 	p->raw = raw;
+	p->alloc_lanes = cfg->alloc_lanes >= 0 ? cfg->alloc_lanes
+						: strcmp(cfg->profile, "heap") == 0;
 	int rc;
 	if ((rc = evict_init(p)))
 		goto fail;
@@ -263,6 +271,8 @@ static int open_pool(spm_pool **pool, const char *path, const struct emu_config 
 	if (!p)
 		return emu_err(-ENOMEM, "out of memory");
 	p->raw = raw;
+	p->alloc_lanes = cfg->alloc_lanes >= 0 ? cfg->alloc_lanes
+						: strcmp(cfg->profile, "heap") == 0;
 	int rc;
 	if ((rc = evict_init(p)))
 		goto fail;

@@ -15,7 +15,7 @@
 #define POOL_HDR_OFF 4096u     /* one line after the data header page */
 #define POOL_MAGIC "SPMHEAP\0"
 #define POOL_VERSION 5u /* 4: header slots and ring logs (txlog.c); 5: fill entries */
-#define POOL_NLANES 16u /* at most 32: a bit each in spm_pool.claiming */
+#define POOL_NLANES 16u /* at most 255: a line's owner is a byte (lane + 1) */
 #define POOL_LANE_SIZE (64u * 1024u)
 #define POOL_MIN_SIZE (4u << 20)
 #define POOL_MAX_SIZE (1ull << 48) /* 256 TiB: far beyond any file here, and no size_t wraps */
@@ -43,7 +43,7 @@ struct pool_hdr {
 	uint64_t root_off, root_size;
 };
 _Static_assert(sizeof(struct pool_hdr) <= 128, "pool_hdr fits two lines");
-_Static_assert(POOL_NLANES <= 32, "a lane is a bit of spm_pool.claiming");
+_Static_assert(POOL_NLANES <= 255, "a line's owner is lane + 1 in a byte");
 
 /* A lane header slot: a CounterAtomic line (Figure 9's Backup.valid).  The
  * slot with the highest gen is the lane's header. */
@@ -76,8 +76,10 @@ struct vec {
 	size_t n, cap;
 };
 
-/* A lane: the volatile state of the transaction using it. */
+/* A lane: the volatile state of the transaction using it, on cache lines
+ * of its own (its owner writes it at every operation). */
 struct lane {
+	uint64_t cursor; /* alloc_lanes: where its next allocation is looked for */
 	uint64_t owner; /* thread id of the owner; 0 = free */
 	uint64_t gen;       /* of the open transaction; then of the last one */
 	uint64_t log_start; /* ring offset of the open transaction's first entry */
@@ -95,7 +97,14 @@ struct lane {
 	 * declared, in order, for an abort (nothing else is logged by the runtime) */
 	uint8_t *saved;
 	size_t saved_len, saved_cap;
-};
+} __attribute__((aligned(64)));
+
+/* The heap's arenas (alloc.c): each with the lock its commits' bitmap
+ * updates take, on a cache line of its own. */
+#define POOL_NARENAS 64u
+struct arena {
+	pthread_mutex_t lock;
+} __attribute__((aligned(64)));
 
 struct spm_pool {
 	struct emu *emu;
@@ -107,14 +116,18 @@ struct spm_pool {
 	size_t size;
 	struct pool_hdr *hdr;
 	pthread_mutex_t root_lock; /* the first spm_root() */
-	pthread_mutex_t own_lock; /* lanes' logged ranges: which tx owns a line */
-	uint32_t claiming;        /* lanes whose logged ranges are not empty (own_lock) */
-	pthread_mutex_t bm_lock;  /* persistent bitmap updates at commit */
+	uint8_t *line_owner;      /* per line: lane + 1 of the open transaction that
+				   * snapshotted it, or 0 (claim_lines; volatile) */
 	pthread_mutex_t busy_lock; /* the volatile busy bitmap */
 	uint64_t *busy;           /* used | reserved, one bit per unit */
-	uint64_t cursor;          /* next-fit position */
+	uint64_t cursor;          /* next-fit position (one for every lane) */
+	int alloc_lanes;          /* alloc=lanes: each lane its own next-fit cursor,
+				   * starting in its own part of the heap */
+	uint64_t arena_units;     /* units per arena (a multiple of 256) */
+	uint8_t arena_owner[POOL_NARENAS]; /* alloc=lanes: lane + 1 allocating in it
+					    * (busy_lock); 0: none yet */
+	struct arena arenas[POOL_NARENAS]; /* persistent bitmap updates at commit */
 	struct lane lanes[POOL_NLANES];
-	unsigned lane_hint;       /* the lane begun last: my_lane tries it first */
 	/* eviction injector (evict.c) */
 	int evict_on;
 	pthread_mutex_t evict_lock;
@@ -195,6 +208,8 @@ void pool_write_ranges(spm_pool *p, unsigned core, const struct range *r, size_t
 void pool_write_batches(spm_pool *p, unsigned core, const struct pool_batch *b, size_t nb);
 uint64_t thread_id(void);
 unsigned *thread_lanes(void);
+void thread_lane_note(uint64_t uid, unsigned idx);
+int thread_lane_hint(uint64_t uid);
 void pool_register(spm_pool *p);
 void pool_unregister(spm_pool *p);
 int pool_forked_err(const char *fn);
@@ -249,7 +264,11 @@ int tx_track_log(spm_pool *p, uint64_t lo, uint64_t hi);
 /* alloc.c */
 int alloc_init(spm_pool *p);
 void alloc_fini(spm_pool *p);
-int alloc_reserve(spm_pool *p, uint64_t units, uint64_t *off);
+int alloc_reserve(spm_pool *p, struct lane *l, uint64_t units, uint64_t *off);
+/* the arenas holding the units of the lane's allocations and frees (a mask) */
+uint64_t alloc_arenas(spm_pool *p, const struct lane *l);
+void alloc_lock_arenas(spm_pool *p, uint64_t mask);
+void alloc_unlock_arenas(spm_pool *p, uint64_t mask);
 void alloc_unreserve(spm_pool *p, uint64_t off, uint64_t units);
 int alloc_object_units(spm_pool *p, uint64_t off, uint64_t *units);
 int alloc_commit(spm_pool *p, struct lane *l);

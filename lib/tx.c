@@ -56,9 +56,9 @@ static unsigned lane_index(spm_pool *p, struct lane *l)
  * 16 owners. */
 static struct lane *lane_of(spm_pool *p, uint64_t me)
 {
-	struct lane *hint = &p->lanes[__atomic_load_n(&p->lane_hint, __ATOMIC_RELAXED)];
-	if (__atomic_load_n(&hint->owner, __ATOMIC_ACQUIRE) == me)
-		return hint;
+	int hint = thread_lane_hint(p->uid); /* the thread's own lane: no other's line */
+	if (hint >= 0 && __atomic_load_n(&p->lanes[hint].owner, __ATOMIC_ACQUIRE) == me)
+		return &p->lanes[hint];
 	for (unsigned i = 0; i < POOL_NLANES; i++)
 		if (__atomic_load_n(&p->lanes[i].owner, __ATOMIC_ACQUIRE) == me)
 			return &p->lanes[i];
@@ -168,17 +168,16 @@ static void lane_abort_rollback(spm_pool *p, struct lane *l)
 }
 
 /* unclaim -- the lines of lane l's transaction are free to others again:
- * its logged ranges emptied (one own_lock hold; none if it logged nothing). */
+ * its logged ranges' lines no longer owned, its logged ranges emptied. */
 static void unclaim(spm_pool *p, struct lane *l)
 {
-	/* only l's owner changes l->logged or its claiming bit, and the bit is
-	 * set only while l->logged is not empty */
-	if (!l->logged.n)
-		return;
-	pthread_mutex_lock(&p->own_lock);
+	const uint8_t me = (uint8_t)(lane_index(p, l) + 1);
+	for (size_t i = 0; i < l->logged.n; i++)
+		for (uint64_t line = l->logged.r[i].off / SPM_LINE;
+		     line * SPM_LINE < l->logged.r[i].off + l->logged.r[i].len; line++)
+			if (__atomic_load_n(&p->line_owner[line], __ATOMIC_RELAXED) == me)
+				__atomic_store_n(&p->line_owner[line], 0, __ATOMIC_RELEASE);
 	l->logged.n = 0;
-	p->claiming &= ~(1u << lane_index(p, l));
-	pthread_mutex_unlock(&p->own_lock);
 }
 
 /* lane_release -- forget the volatile state and free the lane. */
@@ -204,7 +203,7 @@ static int lane_take(spm_pool *p, unsigned i, uint64_t me)
 	    !__atomic_compare_exchange_n(&l->owner, &free_owner, me, 0, __ATOMIC_ACQUIRE,
 					 __ATOMIC_RELAXED))
 		return 0;
-	__atomic_store_n(&p->lane_hint, i, __ATOMIC_RELAXED);
+	thread_lane_note(p->uid, i);
 	return 1;
 }
 
@@ -259,6 +258,15 @@ static int covered(const struct vec *v, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* line_logged -- is line in a range of v (owned before this claim)? */
+static int line_logged(const struct vec *v, uint64_t line)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->r[i].off < (line + 1) * SPM_LINE && line * SPM_LINE < v->r[i].off + v->r[i].len)
+			return 1;
+	return 0;
+}
+
 /*
  * claim_lines -- the transaction of lane l now owns lines [off, off+len).
  * Snapshots are whole lines, so two open transactions may not both own a
@@ -267,25 +275,28 @@ static int covered(const struct vec *v, uint64_t off, uint64_t len)
  */
 static int claim_lines(spm_pool *p, struct lane *l, uint64_t off, uint64_t len)
 {
-	int rc = 0;
-	unsigned me = lane_index(p, l);
-	pthread_mutex_lock(&p->own_lock);
-	/* only the lanes that own lines are searched: one thread alone skips
-	 * the loop */
-	for (uint32_t others = p->claiming & ~(1u << me); others && !rc;
-	     others &= others - 1) {
-		const struct vec *v = &p->lanes[__builtin_ctz(others)].logged;
-		for (size_t i = 0; i < v->n; i++)
-			if (v->r[i].off < off + len && off < v->r[i].off + v->r[i].len) {
-				rc = emu_err(SPM_E_BUSY, "spm_tx_add: line at offset %llu is "
-					     "snapshotted by another open transaction",
-					     (unsigned long long)v->r[i].off);
-				break;
-			}
+	const uint8_t me = (uint8_t)(lane_index(p, l) + 1);
+	const uint64_t first = off / SPM_LINE, end = (off + len + SPM_LINE - 1) / SPM_LINE;
+	/* each line's owner byte taken with one compare-and-swap: threads
+	 * that snapshot different lines share nothing here */
+	for (uint64_t line = first; line < end; line++) {
+		uint8_t was = 0;
+		if (__atomic_compare_exchange_n(&p->line_owner[line], &was, me, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+		    was == me)
+			continue;
+		/* another's: the lines this call took go back */
+		for (uint64_t k = first; k < line; k++)
+			if (!line_logged(&l->logged, k))
+				__atomic_store_n(&p->line_owner[k], 0, __ATOMIC_RELEASE);
+		return emu_err(SPM_E_BUSY, "spm_tx_add: line at offset %llu is snapshotted by "
+			       "another open transaction", (unsigned long long)(line * SPM_LINE));
 	}
-	if (!rc && !(rc = vec_push(&l->logged, off, len)))
-		p->claiming |= 1u << me;
-	pthread_mutex_unlock(&p->own_lock);
+	int rc = vec_push(&l->logged, off, len);
+	if (rc)
+		for (uint64_t k = first; k < end; k++)
+			if (!line_logged(&l->logged, k))
+				__atomic_store_n(&p->line_owner[k], 0, __ATOMIC_RELEASE);
 	return rc;
 }
 
@@ -531,7 +542,7 @@ SPM_API spm_off_t spm_tx_alloc(spm_pool *pool, size_t size)
 	if (size == 0 || size > pool->size)
 		return emu_err(SPM_E_INVAL, "spm_tx_alloc: bad size %zu", size), 0;
 	uint64_t units = (size + UNIT - 1) / UNIT, off;
-	if (alloc_reserve(pool, units, &off))
+	if (alloc_reserve(pool, l, units, &off))
 		return 0;
 	if (vec_push(&l->allocs, off, units * UNIT)) {
 		alloc_unreserve(pool, off, units);
@@ -575,15 +586,14 @@ SPM_API int spm_tx_free(spm_pool *pool, spm_off_t off)
 		if (l->frees.r[i].off == off)
 			return emu_err(SPM_E_INVAL, "spm_tx_free: offset %llu freed twice",
 				       (unsigned long long)off);
-	/* the persistent bitmaps are read under bm_lock: another thread's
-	 * commit sets an object's used bits before its start bit, and in that
-	 * gap this object would seem to run on into its neighbour */
+	/* the persistent bitmaps are read without a lock: another thread's
+	 * commit sets a new neighbour's start bit before its used bits, and
+	 * clears a freed one's used bits before its start bit (alloc_commit),
+	 * so this object never seems to run on into its neighbour */
 	uint64_t units;
-	pthread_mutex_lock(&pool->bm_lock);
 	int rc = free_check_root(pool, off);
 	if (!rc)
 		rc = alloc_object_units(pool, off, &units);
-	pthread_mutex_unlock(&pool->bm_lock);
 	if (rc)
 		return rc;
 	return vec_push(&l->frees, off, units * UNIT);
@@ -637,13 +647,14 @@ SPM_API int spm_tx_commit(spm_pool *pool)
 			return rc;
 		}
 	}
-	int bitmap = l->allocs.n || l->frees.n;
-	if (bitmap) {
-		pthread_mutex_lock(&pool->bm_lock);
+	/* the arenas of its allocations and frees, locked until it is durable */
+	const uint64_t arenas = l->allocs.n || l->frees.n ? alloc_arenas(pool, l) : 0;
+	if (arenas) {
+		alloc_lock_arenas(pool, arenas);
 		int rc = alloc_commit(pool, l);
 		if (rc) {
 			tx_abort_lane(pool, l);
-			pthread_mutex_unlock(&pool->bm_lock);
+			alloc_unlock_arenas(pool, arenas);
 			return rc;
 		}
 	}
@@ -652,8 +663,7 @@ SPM_API int spm_tx_commit(spm_pool *pool)
 		int rc = redo_commit(pool, l);
 		if (rc) {
 			tx_abort_lane(pool, l);
-			if (bitmap)
-				pthread_mutex_unlock(&pool->bm_lock);
+			alloc_unlock_arenas(pool, arenas);
 			return rc;
 		}
 		emu_crash_point("tx.committed");
@@ -678,9 +688,9 @@ SPM_API int spm_tx_commit(spm_pool *pool)
 	}
 	/* durable: nothing can roll back now, the lines are free to others */
 	unclaim(pool, l);
-	if (bitmap) {
+	if (arenas) {
 		alloc_after_commit(pool, l);
-		pthread_mutex_unlock(&pool->bm_lock);
+		alloc_unlock_arenas(pool, arenas);
 	}
 	tx_end(pool, l, EMU_RT_TX_COMMITTED);
 	return 0;
