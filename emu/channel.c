@@ -265,102 +265,92 @@ static inline unsigned channel_of(const struct emu *e, uint64_t page)
 {
 	uint64_t h = page ^ (page >> 4) ^ (page >> 8) ^ (page >> 12) ^ (page >> 16) ^
 		     (page >> 20) ^ (page >> 24) ^ (page >> 28);
-	return (unsigned)(h % e->nch);
-}
-
-/* touched -- the channels the lines of ranges r[0..n-1] are in (a mask). */
-static uint64_t touched(const struct emu *e, const struct emu_range *r, size_t n)
-{
-	const uint64_t all = (1ull << e->nch) - 1;
-	uint64_t mask = 0;
-	for (size_t i = 0; i < n && mask != all; i++) {
-		if (!r[i].n)
-			continue;
-		uint64_t p0 = r[i].first / 64, p1 = (r[i].first + r[i].n - 1) / 64;
-		for (uint64_t p = p0; p <= p1 && mask != all; p++)
-			mask |= 1ull << channel_of(e, p);
-	}
-	return mask;
+	return (unsigned)(e->nch & (e->nch - 1) ? h % e->nch : h & (e->nch - 1));
 }
 
 /* Pieces a channel takes at a time from a call's ranges. */
 enum { CHAN_PIECES = 32 };
 
-/* gather -- the parts of range r in the pages of channel c, in order, into
- * piece[] (*np of them), passed to flush CHAN_PIECES at a time. */
-static void gather(const struct emu *e, unsigned c, const struct emu_range *r,
-		   struct emu_range *piece, unsigned *np,
-		   void (*flush)(void *arg, const struct emu_range *piece, unsigned n), void *arg)
-{
-	const uint64_t end = r->first + r->n;
-	for (uint64_t p = r->first / 64; p * 64 < end; p++) {
-		if (channel_of(e, p) != c)
-			continue;
-		uint64_t a = p * 64 > r->first ? p * 64 : r->first;
-		uint64_t b = (p + 1) * 64 < end ? (p + 1) * 64 : end;
-		if (*np && piece[*np - 1].first + piece[*np - 1].n == a) {
-			piece[*np - 1].n += b - a; /* the next page is the same channel's */
-			continue;
-		}
-		if (*np == CHAN_PIECES) {
-			flush(arg, piece, *np);
-			*np = 0;
-		}
-		piece[(*np)++] = (struct emu_range){a, b - a};
-	}
-}
-
-/* A channel's step over the pieces gather collects. */
-struct chan_step {
-	struct emu *ch;
-	unsigned core, flags;
-	const void *view;
+/* A call's ranges cut at page boundaries and sorted into their channels,
+ * in order (a page that follows its channel's last piece extends it). */
+struct pieces {
+	struct emu_range r[EMU_MAX_CHANNELS][CHAN_PIECES];
+	unsigned n[EMU_MAX_CHANNELS];
+	uint64_t mask; /* the channels with pieces, or written since */
 };
 
-static void write_pieces(void *arg, const struct emu_range *piece, unsigned n)
+/* A channel's step over its pieces, under its lock. */
+typedef void (*chan_fn)(struct emu *ch, unsigned core, const struct emu_range *r,
+			unsigned n, const void *view, unsigned flags);
+
+static void write_fn(struct emu *ch, unsigned core, const struct emu_range *r, unsigned n,
+		     const void *view, unsigned flags)
 {
-	struct chan_step *s = arg;
-	ctrl_write_ranges_locked(s->ch, s->core, piece, n, s->view, s->flags & EMU_WB_CCWB);
+	ctrl_write_ranges_locked(ch, core, r, n, view, flags & EMU_WB_CCWB);
 }
 
-static void ccwb_pieces(void *arg, const struct emu_range *piece, unsigned n)
+static void ccwb_fn(struct emu *ch, unsigned core, const struct emu_range *r, unsigned n,
+		    const void *view, unsigned flags)
 {
-	struct chan_step *s = arg;
-	ctrl_ctr_writeback_locked(s->ch, s->core, piece, n);
+	(void)view;
+	(void)flags;
+	ctrl_ctr_writeback_locked(ch, core, r, n);
+}
+
+/* flush -- channel c's pieces through fn under its lock, then none. */
+static void flush(struct emu *e, struct pieces *pc, unsigned c, unsigned core, chan_fn fn,
+		  const void *view, unsigned flags)
+{
+	struct emu *ch = enter(e, c, core);
+	fn(ch, core, pc->r[c], pc->n[c], view, flags);
+	leave(e, ch, core);
+	pc->n[c] = 0;
 }
 
 /*
- * write_channel -- the lines of ranges r[0..n-1] that are channel c's, in
- * order, under its lock: clwb, and (EMU_WB_CCWB) counter_cache_writeback of
- * them.  Lines of one channel keep their order; lines of different
- * channels between two fences have none, as clwbs before an sfence.
+ * for_channels -- fn over the lines of ranges r[0..n-1], each channel's
+ * under its lock, CHAN_PIECES pieces at a time; a channel's lines keep
+ * their order, lines of different channels between two fences have none,
+ * as clwbs before an sfence.  The channels written, in pc->mask.
  */
-static void write_channel(struct emu *e, unsigned c, unsigned core, const struct emu_range *r,
-			  size_t n, const void *view, unsigned flags)
+static void for_channels(struct emu *e, struct pieces *pc, unsigned core,
+			 const struct emu_range *r, size_t n, chan_fn fn, const void *view,
+			 unsigned flags)
 {
-	struct emu_range piece[CHAN_PIECES];
-	unsigned np = 0;
-	struct chan_step s = {enter(e, c, core), core, flags, view};
-	for (size_t i = 0; i < n; i++)
-		gather(e, c, &r[i], piece, &np, write_pieces, &s);
-	if (np)
-		write_pieces(&s, piece, np);
-	leave(e, s.ch, core);
+	memset(pc->n, 0, sizeof(pc->n[0]) * e->nch);
+	pc->mask = 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t end = r[i].first + r[i].n;
+		for (uint64_t a = r[i].first, b; a < end; a = b) {
+			b = (a / 64 + 1) * 64 < end ? (a / 64 + 1) * 64 : end;
+			unsigned c = channel_of(e, a / 64), k = pc->n[c];
+			pc->mask |= 1ull << c;
+			if (k && pc->r[c][k - 1].first + pc->r[c][k - 1].n == a) {
+				pc->r[c][k - 1].n += b - a;
+				continue;
+			}
+			if (k == CHAN_PIECES)
+				flush(e, pc, c, core, fn, view, flags);
+			pc->r[c][pc->n[c]++] = (struct emu_range){a, b - a};
+		}
+	}
+	for (uint64_t m = pc->mask; m; m &= m - 1) {
+		unsigned c = (unsigned)__builtin_ctzll(m);
+		if (pc->n[c])
+			flush(e, pc, c, core, fn, view, flags);
+	}
 }
 
-/* chan_write_ranges -- emu_write_ranges over the channels: each channel's
- * lines under its lock, then (EMU_WB_FENCE) a fence of the core. */
+/* chan_write_ranges -- emu_write_ranges over the channels: clwb (and
+ * EMU_WB_CCWB counter_cache_writeback) of each channel's lines under its
+ * lock, then (EMU_WB_FENCE) a fence of the core. */
 void chan_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
 		       const void *view, unsigned flags)
 {
-	uint64_t mask = touched(e, r, n);
+	struct pieces pc;
+	for_channels(e, &pc, core, r, n, write_fn, view, flags);
 	if (!e->tm.off)
-		__atomic_fetch_or(&e->chan_core[core].written, mask, __ATOMIC_RELAXED);
-	while (mask) {
-		unsigned c = (unsigned)__builtin_ctzll(mask);
-		mask &= mask - 1;
-		write_channel(e, c, core, r, n, view, flags);
-	}
+		__atomic_fetch_or(&e->chan_core[core].written, pc.mask, __ATOMIC_RELAXED);
 	if (flags & EMU_WB_FENCE)
 		chan_fence(e, core);
 }
@@ -386,17 +376,9 @@ void chan_fence(struct emu *e, unsigned core)
  * each channel's in its channel. */
 void chan_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n)
 {
-	struct emu_range r = {first, n}, piece[CHAN_PIECES];
-	uint64_t mask = touched(e, &r, 1);
-	while (mask) {
-		unsigned c = (unsigned)__builtin_ctzll(mask), np = 0;
-		mask &= mask - 1;
-		struct chan_step s = {enter(e, c, core), core, 0, NULL};
-		gather(e, c, &r, piece, &np, ccwb_pieces, &s);
-		if (np)
-			ccwb_pieces(&s, piece, np);
-		leave(e, s.ch, core);
-	}
+	struct emu_range r = {first, n};
+	struct pieces pc;
+	for_channels(e, &pc, core, &r, 1, ccwb_fn, NULL, 0);
 }
 
 /* chan_stat_sum -- statistic i summed over the channels (negative: the
