@@ -268,6 +268,12 @@ static inline unsigned channel_of(const struct emu *e, uint64_t page)
 	return (unsigned)(e->nch & (e->nch - 1) ? h % e->nch : h & (e->nch - 1));
 }
 
+/* chan_of_line -- the channel of data line (0 with one channel). */
+unsigned chan_of_line(const struct emu *e, uint64_t line)
+{
+	return e->chan ? channel_of(e, line / 64) : 0;
+}
+
 /* Pieces a channel takes at a time from a call's ranges. */
 enum { CHAN_PIECES = 32 };
 

@@ -815,6 +815,8 @@ int chan_attach(struct emu *e, unsigned n);
 /* close: every channel's counters and queues to media, statistics merged */
 void chan_close(struct emu *e);
 void chan_free(struct emu *e);
+/* the channel of data line (0 with one channel) */
+unsigned chan_of_line(const struct emu *e, uint64_t line);
 void chan_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
 		       const void *view, unsigned flags);
 void chan_fence(struct emu *e, unsigned core);
