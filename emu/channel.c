@@ -287,28 +287,29 @@ struct pieces {
 
 /* A channel's step over its pieces, under its lock. */
 typedef void (*chan_fn)(struct emu *ch, unsigned core, const struct emu_range *r,
-			unsigned n, const void *view, unsigned flags);
+			unsigned n, const void *view, unsigned flags, struct prepads *pp);
 
 static void write_fn(struct emu *ch, unsigned core, const struct emu_range *r, unsigned n,
-		     const void *view, unsigned flags)
+		     const void *view, unsigned flags, struct prepads *pp)
 {
-	ctrl_write_ranges_locked(ch, core, r, n, view, flags & EMU_WB_CCWB);
+	ctrl_write_ranges_locked(ch, core, r, n, view, flags & EMU_WB_CCWB, pp);
 }
 
 static void ccwb_fn(struct emu *ch, unsigned core, const struct emu_range *r, unsigned n,
-		    const void *view, unsigned flags)
+		    const void *view, unsigned flags, struct prepads *pp)
 {
 	(void)view;
 	(void)flags;
+	(void)pp;
 	ctrl_ctr_writeback_locked(ch, core, r, n);
 }
 
 /* flush -- channel c's pieces through fn under its lock, then none. */
 static void flush(struct emu *e, struct pieces *pc, unsigned c, unsigned core, chan_fn fn,
-		  const void *view, unsigned flags)
+		  const void *view, unsigned flags, struct prepads *pp)
 {
 	struct emu *ch = enter(e, c, core);
-	fn(ch, core, pc->r[c], pc->n[c], view, flags);
+	fn(ch, core, pc->r[c], pc->n[c], view, flags, pp);
 	leave(e, ch, core);
 	pc->n[c] = 0;
 }
@@ -321,7 +322,7 @@ static void flush(struct emu *e, struct pieces *pc, unsigned c, unsigned core, c
  */
 static void for_channels(struct emu *e, struct pieces *pc, unsigned core,
 			 const struct emu_range *r, size_t n, chan_fn fn, const void *view,
-			 unsigned flags)
+			 unsigned flags, struct prepads *pp)
 {
 	memset(pc->n, 0, sizeof(pc->n[0]) * e->nch);
 	pc->mask = 0;
@@ -336,25 +337,29 @@ static void for_channels(struct emu *e, struct pieces *pc, unsigned core,
 				continue;
 			}
 			if (k == CHAN_PIECES)
-				flush(e, pc, c, core, fn, view, flags);
+				flush(e, pc, c, core, fn, view, flags, pp);
 			pc->r[c][pc->n[c]++] = (struct emu_range){a, b - a};
 		}
 	}
 	for (uint64_t m = pc->mask; m; m &= m - 1) {
 		unsigned c = (unsigned)__builtin_ctzll(m);
 		if (pc->n[c])
-			flush(e, pc, c, core, fn, view, flags);
+			flush(e, pc, c, core, fn, view, flags, pp);
 	}
 }
 
-/* chan_write_ranges -- emu_write_ranges over the channels: clwb (and
+/* chan_write_ranges -- emu_write_ranges over the channels: the pads of
+ * its lines made first, without a lock (AES is the largest part of a
+ * write-back: out of the channels' critical sections); clwb (and
  * EMU_WB_CCWB counter_cache_writeback) of each channel's lines under its
  * lock, then (EMU_WB_FENCE) a fence of the core. */
 void chan_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
 		       const void *view, unsigned flags)
 {
 	struct pieces pc;
-	for_channels(e, &pc, core, r, n, write_fn, view, flags);
+	struct prepads pp;
+	ctrl_prepads_unlocked(e, r, n, &pp);
+	for_channels(e, &pc, core, r, n, write_fn, view, flags, pp.n ? &pp : NULL);
 	if (!e->tm.off)
 		__atomic_fetch_or(&e->chan_core[core].written, pc.mask, __ATOMIC_RELAXED);
 	if (flags & EMU_WB_FENCE)
@@ -384,7 +389,7 @@ void chan_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n
 {
 	struct emu_range r = {first, n};
 	struct pieces pc;
-	for_channels(e, &pc, core, &r, 1, ccwb_fn, NULL, 0);
+	for_channels(e, &pc, core, &r, 1, ccwb_fn, NULL, 0, NULL);
 }
 
 /* chan_stat_sum -- statistic i summed over the channels (negative: the

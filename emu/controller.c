@@ -465,8 +465,8 @@ static void write_one(struct emu *e, unsigned core, uint64_t line,
 		      const uint8_t *plain, const uint8_t *pad, uint64_t ctr,
 		      uint64_t t_ctr, uint64_t t_pad)
 {
-	if (pad)
-		e->cur_ctr[line] = ctr;
+	if (pad) /* atomic: read without the lock (ctrl_prepads_unlocked) */
+		__atomic_store_n(&e->cur_ctr[line], ctr, __ATOMIC_RELAXED);
 	switch (e->design->ca) {
 	case CA_COLOCATED:
 		enqueue_data(e, core, line, plain, pad, ctr, t_pad, ctr, WQ_COLOC | WQ_READY);
@@ -573,7 +573,7 @@ static void write_run(struct emu *e, unsigned core, const uint64_t *line,
 	if (pads) {
 		uint64_t *cur = e->cur_ctr;
 		for (unsigned i = 0; i < n; i++)
-			cur[line[i]] = ctr[i];
+			__atomic_store_n(&cur[line[i]], ctr[i], __ATOMIC_RELAXED);
 	}
 	uint64_t accept = e->tm.qdata.any
 				  ? tm_write_n_any(&e->tm, core, &e->tm.qdata, bank, line, t_pad, n,
@@ -667,20 +667,6 @@ static __attribute__((noreturn, cold)) void crypto_fatal(void)
 	abort();
 }
 
-/*
- * The pads of a commit's ranges, made in one AES call before the first is
- * written (an engine call costs far more than a line's pad): a batch takes
- * them where its lines and counters are exactly the ones they were made
- * for, else makes its own (a line written twice, a page re-encrypted).  A
- * pad made and not taken encrypts nothing.
- */
-enum { PREPAD_MAX = 64 };
-struct prepads {
-	unsigned n, pos; /* pads made; the next to take */
-	uint64_t line[PREPAD_MAX], ctr[PREPAD_MAX];
-	uint8_t pad[PREPAD_MAX * EMU_LINE];
-};
-
 /* prepads_make -- the pads of every line of ranges r[0..n-1] under the
  * counter its next write takes, if they are few enough; else none. */
 static void prepads_make(struct emu *e, const struct emu_range *r, size_t n,
@@ -700,21 +686,45 @@ static void prepads_make(struct emu *e, const struct emu_range *r, size_t n,
 		pp->n = m; /* else each batch makes its own (crypto_fatal if that fails) */
 }
 
-/* prepads_take -- the pads of lines first.. (k) under ctrs, if made next;
- * else NULL, and none are taken after. */
+/* prepads_take -- the pads of lines first.. (k) under ctrs: those made
+ * next, or (memory channels take their lines' in their own order) any made
+ * for exactly these lines and counters; else NULL. */
 static const uint8_t *prepads_take(struct prepads *pp, uint64_t first, const uint64_t *ctrs,
 				   unsigned k)
 {
-	if (!pp || pp->n - pp->pos < k)
+	if (!pp || pp->n < k)
 		return NULL;
-	const unsigned pos = pp->pos;
+	unsigned pos = pp->pos;
+	if (pp->n - pos < k || pp->line[pos] != first)
+		for (pos = 0; pos + k <= pp->n && pp->line[pos] != first; pos++)
+			;
+	if (pos + k > pp->n)
+		return NULL;
 	for (unsigned i = 0; i < k; i++)
-		if (pp->line[pos + i] != first + i || pp->ctr[pos + i] != ctrs[i]) {
-			pp->n = pp->pos = 0;
+		if (pp->line[pos + i] != first + i || pp->ctr[pos + i] != ctrs[i])
 			return NULL;
-		}
-	pp->pos += k;
+	pp->pos = pos + k;
 	return pp->pad + (size_t)pos * EMU_LINE;
+}
+
+/* ctrl_prepads_unlocked -- prepads_make for a caller without the lock. */
+void ctrl_prepads_unlocked(struct emu *e, const struct emu_range *r, size_t n,
+			   struct prepads *pp)
+{
+	unsigned m = 0;
+	pp->n = pp->pos = 0;
+	if (e->design->enc != ENC_CTR)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].n > PREPAD_MAX - m)
+			return;
+		for (uint64_t l = r[i].first; l < r[i].first + r[i].n; l++) {
+			pp->line[m] = l;
+			pp->ctr[m++] = __atomic_load_n(&e->cur_ctr[l], __ATOMIC_RELAXED) + 1;
+		}
+	}
+	if (!crypto_line_pads_any_try(e->crypto, pp->line, pp->ctr, m, pp->pad))
+		pp->n = m;
 }
 
 /* write_lines_locked -- clwb of n lines: encrypt in batches (or take the
@@ -832,17 +842,17 @@ static __attribute__((noinline)) void write_ranges_prepadded(struct emu *e, unsi
  * callers pass. */
 static inline __attribute__((always_inline)) void
 write_ranges_plain(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
-		   const void *view, unsigned flags)
+		   const void *view, unsigned flags, struct prepads *pp)
 {
 	if (__builtin_expect(e->cm && e->cm->nmade, 0)) /* clwb: clean in every cache */
 		for (size_t i = 0; i < n; i++)
 			cache_clean(e, r[i].first, r[i].n);
-	if (n > 1 && e->design->enc == ENC_CTR)
+	if (!pp && n > 1 && e->design->enc == ENC_CTR)
 		write_ranges_prepadded(e, core, r, n, view);
 	else
 		for (size_t i = 0; i < n; i++)
 			if (r[i].n)
-				write_lines_locked(e, core, r[i].first, r[i].n, view, NULL);
+				write_lines_locked(e, core, r[i].first, r[i].n, view, pp);
 	if (flags & EMU_WB_CCWB)
 		ctr_writeback_ranges(e, core, r, n);
 	if (flags & EMU_WB_FENCE)
@@ -853,14 +863,14 @@ write_ranges_plain(struct emu *e, unsigned core, const struct emu_range *r, size
 void ctrl_write_ranges_plain(struct emu *e, unsigned core, const struct emu_range *r,
 			     size_t n, const void *view, unsigned flags)
 {
-	write_ranges_plain(e, core, r, n, view, flags);
+	write_ranges_plain(e, core, r, n, view, flags, NULL);
 }
 
 /* write_ranges_locked -- write_ranges_plain, or in the redo designs
  * redo_write_ranges (lines of open transactions wait for their commit). */
 static inline __attribute__((always_inline)) void
 write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, size_t n,
-		    const void *view, unsigned flags)
+		    const void *view, unsigned flags, struct prepads *pp)
 {
 	if (__builtin_expect(e->redo != NULL || e->bmt != NULL || e->dedup != NULL, 0)) {
 		if (e->cm && e->cm->nmade)
@@ -878,14 +888,14 @@ write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r, siz
 		redo_write_ranges(e, core, r, n, view, flags);
 		return;
 	}
-	write_ranges_plain(e, core, r, n, view, flags);
+	write_ranges_plain(e, core, r, n, view, flags, pp);
 }
 
 /* ctrl_write_ranges_locked -- write_ranges_locked, for channel.c. */
 void ctrl_write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r,
-			      size_t n, const void *view, unsigned flags)
+			      size_t n, const void *view, unsigned flags, struct prepads *pp)
 {
-	write_ranges_locked(e, core, r, n, view, flags);
+	write_ranges_locked(e, core, r, n, view, flags, pp);
 }
 
 /*
@@ -950,7 +960,7 @@ void emu_write_ranges(struct emu *e, unsigned core, const struct emu_range *r, s
 		chan_write_ranges(e, core, r, n, view, flags);
 	} else {
 		pthread_mutex_lock(&e->lock);
-		write_ranges_locked(e, core, r, n, view, flags);
+		write_ranges_locked(e, core, r, n, view, flags, NULL);
 		pthread_mutex_unlock(&e->lock);
 	}
 	if (flags & EMU_WB_FENCE)
@@ -978,7 +988,7 @@ void emu_write_batches(struct emu *e, unsigned core, const struct emu_batch *b, 
 		if (!locked)
 			pthread_mutex_lock(&e->lock);
 		locked = 1;
-		write_ranges_locked(e, core, b[i].r, b[i].n, view, b[i].flags);
+		write_ranges_locked(e, core, b[i].r, b[i].n, view, b[i].flags, NULL);
 		if (b[i].flags & EMU_WB_FENCE) {
 			pthread_mutex_unlock(&e->lock);
 			locked = 0;

@@ -226,6 +226,16 @@ int crypto_line_pads_try(struct crypto *c, const uint64_t *line, const uint64_t 
 	return n ? blocks_raw(c->ctl, out, n * 4, out) : 0;
 }
 
+/* crypto_line_pads_any_try -- crypto_line_pads_try in the calling
+ * thread's own context: pads made ahead without the controller's lock
+ * (memory channels, channel.c). */
+int crypto_line_pads_any_try(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
+			     size_t n, uint8_t *out)
+{
+	lines_seeds(line, ctr, n, out);
+	return n ? blocks_raw(thread_ctx(c), out, n * 4, out) : 0;
+}
+
 /* crypto_hkdf -- HKDF-SHA256 (RFC 5869) through OpenSSL. */
 int crypto_hkdf(const uint8_t *key, size_t keylen, const uint8_t *salt,
 		size_t saltlen, const char *info, uint8_t *out, size_t outlen)

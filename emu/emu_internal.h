@@ -139,6 +139,9 @@ int crypto_line_pads_ctl(struct crypto *c, const uint64_t *line, const uint64_t 
 /* The same, but a failure leaves no message (-1): pads made ahead of need. */
 int crypto_line_pads_try(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
 			 size_t n, uint8_t *out);
+/* The same in the calling thread's context, without the controller's lock. */
+int crypto_line_pads_any_try(struct crypto *c, const uint64_t *line, const uint64_t *ctr,
+			     size_t n, uint8_t *out);
 /* HKDF-SHA256 (key, salt, info) -> out. */
 int crypto_hkdf(const uint8_t *key, size_t keylen, const uint8_t *salt,
 		size_t saltlen, const char *info, uint8_t *out, size_t outlen);
@@ -827,9 +830,29 @@ uint64_t chan_stat_sum(const struct emu *e, int i);
 void chan_stat_reset(struct emu *e);
 void chan_set_hold(struct emu *e);
 void chan_set_log_range(struct emu *e);
-/* controller.c's locked steps, for channel.c */
+/*
+ * The pads of a call's lines, made in one AES call before the first is
+ * written (an engine call costs far more than a line's pad): a batch takes
+ * those made for exactly its lines and counters, else makes its own (a line
+ * written twice, a page re-encrypted).  A pad made and not taken encrypts
+ * nothing; a pad is a function of (line, counter), so any that matches is
+ * the one the write needs.
+ */
+enum { PREPAD_MAX = 64 };
+struct prepads {
+	unsigned n, pos; /* pads made; the next to take */
+	uint64_t line[PREPAD_MAX], ctr[PREPAD_MAX];
+	uint8_t pad[PREPAD_MAX * EMU_LINE];
+};
+/* channel.c: the pads of every line of ranges r[0..n-1] under the counter
+ * its next write takes, made in the calling thread's AES context without a
+ * lock (the counters read atomically: a write elsewhere in between makes
+ * them miss, never wrong); pp->n 0 if they are too many */
+void ctrl_prepads_unlocked(struct emu *e, const struct emu_range *r, size_t n,
+			   struct prepads *pp);
+/* controller.c's locked steps, for channel.c (pp: pads made ahead, or NULL) */
 void ctrl_write_ranges_locked(struct emu *e, unsigned core, const struct emu_range *r,
-			      size_t n, const void *view, unsigned flags);
+			      size_t n, const void *view, unsigned flags, struct prepads *pp);
 void ctrl_fence_locked(struct emu *e, unsigned core);
 void ctrl_ctr_writeback_locked(struct emu *e, unsigned core, const struct emu_range *r,
 			       size_t n);

@@ -71,7 +71,7 @@ static int reenc_line(struct emu *e, unsigned core, uint64_t l, uint64_t newctr,
 		return -1;
 	e->stat[ST_AES_PADS] += old ? 2 : 1;
 	e->stat[ST_MEDIA_READS]++;
-	e->cur_ctr[l] = newctr;
+	__atomic_store_n(&e->cur_ctr[l], newctr, __ATOMIC_RELAXED); /* (prepads) */
 	ctrl_enqueue_data(e, core, l, plain, pad, newctr, t_pad, 0, WQ_RSR | WQ_READY);
 	rsr_mark_done(e, l);
 	emu_crash_point("reenc.line_done");

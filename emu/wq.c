@@ -323,7 +323,7 @@ WQ_INLINE void pair_run(struct emu *e, int persist, int armed, int audit,
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t cl = line[i] >> shift, cseq = seq;
 		seq += step;
-		cur[line[i]] = ctr[i];
+		__atomic_store_n(&cur[line[i]], ctr[i], __ATOMIC_RELAXED); /* (prepads) */
 		struct wq_entry *c = reserve(e, persist, armed, &lc, 1);
 		ctr_line_encode(e, cl, c->payload);
 		publish(e, persist, &lc, cseq, cl, 0, 0);

@@ -8,11 +8,11 @@
 # libpmemobj's row is the pmdk design.  spm-bench re-executes itself with
 # PMEM_IS_PMEM_FORCE=1 unless it is set; under valgrind it must be set here, and
 # PMEM_NO_FLUSH=1 keeps libpmemobj's flushes out of a run that does not measure them.
+workloads=${WORKLOADS:-hashmap} # (common.sh sets WORKLOADS for the figures)
 . "$(dirname "$0")/common.sh"
 BENCH_NATIVE=$(find_bench_native)
 OPS=${OPS:-20000}
 DESIGNS=${DESIGNS:-sca supermem pmdk}
-WORKLOADS=${WORKLOADS:-hashmap}
 SET=${SET:-profile=heap}
 command -v valgrind >/dev/null || { echo "instr.sh: needs valgrind" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -35,7 +35,7 @@ instr() {
 }
 
 echo "design,workload,instr_per_op" > "$tmp/instr.csv"
-for w in $WORKLOADS; do
+for w in $workloads; do
 	for d in $DESIGNS; do
 		a=$(instr "$OPS" "$d" "$w")
 		b=$(instr $((2 * OPS)) "$d" "$w")
