@@ -64,10 +64,25 @@
  *                         cache, PCM 60 / 150 ns, a 64-entry write queue,
  *                         72 ns AES, 80-cycle HMAC) | dewrite (DeWrite's
  *                         15 ns CRC-32, 75 ns line read and 1-cycle
- *                         compare, SCA's Table 2 otherwise) [sca; supermem
- *                         for the SuperMem designs, redo for srl, lame,
- *                         clame, ccnvm for the integrity designs, dewrite
- *                         for the dedup designs]
+ *                         compare, SCA's Table 2 otherwise) | heap (spm as
+ *                         an encrypted persistent heap, not a study:
+ *                         timing=off, a channel per online CPU where the
+ *                         design allows, alloc=lanes; the design's own
+ *                         profile sizes queues and counter cache)
+ *                         [sca; supermem for the SuperMem designs, redo for
+ *                         srl, lame, clame, ccnvm for the integrity designs,
+ *                         dewrite for the dedup designs]
+ *      channels=N         memory channels, 1-16: pages interleaved across N
+ *                         controllers, each with its own lock, write queues,
+ *                         counter cache slice and AES context; a fence waits
+ *                         for the channels its thread wrote.  More than one
+ *                         needs timing=off or core_model=off, and a design
+ *                         without a redo log, integrity tree or dedup tables
+ *                         (SPM_E_OPTION otherwise) [1; profile=heap: online
+ *                         CPUs, at most 16, where the design allows]
+ *      alloc=lanes|shared lanes: each transaction lane allocates from its
+ *                         own cursor in arenas of the heap it holds; shared:
+ *                         one next-fit cursor [shared; profile=heap: lanes]
  *      log_kib=N          the redo designs' log area in KiB, fixed at
  *                         spm_create(); a transaction must fit it (else
  *                         SPM_E_NOSPACE at commit); clame at most 4608 (its
@@ -257,8 +272,9 @@
  *    With tx_track=pages (above) a pool's transactions run one at a time
  *    and own every store to its heap made while they are open.
  *    Every thread's write-backs, fences and commits go through the pool's
- *    one controller, one at a time: threads are safe, not faster (two run
- *    slower than one; doc/results.md, speed section).  A thread that exits
+ *    controller -- with channels=N (profile=heap), through the controllers of
+ *    the channels of the pages they write, each one thread at a time; what
+ *    threads gain is measured in doc/results.md ("Real threads").  A thread that exits
  *    (returns from its start routine or calls pthread_exit) with a
  *    transaction open has it aborted at its exit and its lane freed, in each
  *    pool still open; exit() or a crash of the process leaves it to the next
