@@ -24,7 +24,6 @@
  * clock, and a fence has nothing to wait for: the write path takes one
  * channel's lock per channel written and nothing else shared.
  */
-#define _GNU_SOURCE 1 /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,13 +133,7 @@ static int chan_new(struct emu *e, unsigned c, unsigned n, struct emu **out)
 	ch->next_seq = e->next_seq + c;
 	ch->seq_step = n;
 	ch->rsr_lock = e->rsr_lock;
-	/* a channel's critical sections are short and its lockers run on other
-	 * CPUs: spinning a while beats a sleep and a wake-up in the kernel */
-	pthread_mutexattr_t attr;
-	pthread_mutexattr_init(&attr);
-	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-	pthread_mutex_init(&ch->lock, &attr);
-	pthread_mutexattr_destroy(&attr);
+	pthread_mutex_init(&ch->lock, NULL);
 	ch->lock_ready = 1;
 	*out = ch;
 	return 0;
@@ -240,7 +233,17 @@ void chan_free(struct emu *e)
 static inline struct emu *enter(struct emu *e, unsigned c, unsigned core)
 {
 	struct emu *ch = e->chan[c];
-	pthread_mutex_lock(&ch->lock);
+	if (pthread_mutex_trylock(&ch->lock)) {
+		/* held by a thread on another CPU for a short while: spin a
+		 * little before a sleep and a wake-up in the kernel (glibc's
+		 * adaptive mutex does so too, but made one thread's path
+		 * slower: doc/tried.md, "Locks and threads") */
+		int spins = 200;
+		while (spins-- > 0 && pthread_mutex_trylock(&ch->lock))
+			__builtin_ia32_pause();
+		if (spins < 0)
+			pthread_mutex_lock(&ch->lock);
+	}
 	if (!e->tm.off)
 		ch->tm.clock[core] = __atomic_load_n(&e->tm.clock[core], __ATOMIC_RELAXED);
 	return ch;
@@ -390,6 +393,8 @@ void chan_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n
 	struct emu_range r = {first, n};
 	struct pieces pc;
 	for_channels(e, &pc, core, &r, 1, ccwb_fn, NULL, 0, NULL);
+	if (!e->tm.off) /* its counter writes are the next fence's to wait for */
+		__atomic_fetch_or(&e->chan_core[core].written, pc.mask, __ATOMIC_RELAXED);
 }
 
 /* chan_stat_sum -- statistic i summed over the channels (negative: the

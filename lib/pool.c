@@ -82,17 +82,11 @@ static spm_pool *pool_new(void)
 	if (!p)
 		return NULL;
 	p->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
-	/* the locks threads meet at on every transaction are held briefly by
-	 * threads on other CPUs: they spin a while before they sleep */
-	pthread_mutexattr_t spin;
-	pthread_mutexattr_init(&spin);
-	pthread_mutexattr_settype(&spin, PTHREAD_MUTEX_ADAPTIVE_NP);
 	pthread_mutex_init(&p->root_lock, NULL);
 	pthread_mutex_init(&p->evict_lock, NULL);
 	for (unsigned i = 0; i < POOL_NARENAS; i++)
-		pthread_mutex_init(&p->arenas[i].lock, &spin);
-	pthread_mutex_init(&p->busy_lock, &spin);
-	pthread_mutexattr_destroy(&spin);
+		pthread_mutex_init(&p->arenas[i].lock, NULL);
+	pthread_mutex_init(&p->busy_lock, NULL);
 	p->view_fd = -1;
 	pool_register(p);
 	return p;
