@@ -121,7 +121,9 @@ static void pf_persist(const struct media *m, const void *addr, size_t len)
 	for (unsigned i = 0; i < PF_MAX_MEDIA; i++) {
 		const struct shadow *sh = &pf.open[i];
 		size_t off, n;
-		if (sh->m != m)
+		/* by its mapping: a memory channel (channel.c) persists through
+		 * its own copy of the pool's struct media */
+		if (!sh->m || sh->m->data != m->data)
 			continue;
 		if ((n = lines_of(m->data, m->data_len, addr, len, &off)))
 			memcpy(sh->data + off, m->data + off, n);

@@ -1,4 +1,4 @@
-/* test_mt_crash.c -- kill -9 of a process whose threads commit transactions at once: after recovery each thread's committed transactions are all there, whole, and nothing of the others; the allocator hands out nothing twice; no pad was used twice (SPM_AUDIT).  The unsafe design fails it.  The same with power failures (SPM_POWERFAIL, durability=pmem) struck at a crash point of any thread; durability=none fails that. */
+/* test_mt_crash.c -- kill -9 of a process whose threads commit transactions at once: after recovery each thread's committed transactions are all there, whole, and nothing of the others; the allocator hands out nothing twice; no pad was used twice (SPM_AUDIT).  The unsafe design fails it.  The same with power failures (SPM_POWERFAIL, durability=pmem) struck at a crash point of any thread; durability=none fails that.  SPM_TEST_CHANNELS=N (2..16) runs it all with memory channels (channels=N;timing=off, at create and at every open), on the designs that allow them only (the redo designs are skipped); SPM_TEST_THREADS=N (1..4) sets the threads of a child. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -21,11 +21,38 @@
 #include "test_files.h"
 
 #define POOL_SIZE (8u << 20)
-#define NTHREADS 4
+#define NTHREADS 4 /* at most: the root has a slot for each */
 #define NREC 4096u  /* records per thread: one line each */
 #define LISTMAX 3u  /* live nodes kept in a thread's list */
 #define ROUNDS 40   /* kills per design */
 #define POWER_ROUNDS 24 /* power failures per design */
+
+/* The threads of a child (SPM_TEST_THREADS, at most NTHREADS), and the
+ * options every create and open adds (SPM_TEST_CHANNELS: channels). */
+static unsigned nthreads = NTHREADS;
+static char open_opts[64];
+static unsigned channels = 1;
+
+/* knobs -- SPM_TEST_THREADS and SPM_TEST_CHANNELS, read (bad values: exit 2). */
+static void knobs(void)
+{
+	const char *t = getenv("SPM_TEST_THREADS"), *c = getenv("SPM_TEST_CHANNELS");
+	if (t && *t) {
+		nthreads = (unsigned)atoi(t);
+		if (nthreads < 1 || nthreads > NTHREADS) {
+			fprintf(stderr, "SPM_TEST_THREADS=%s: 1..%u\n", t, NTHREADS);
+			exit(2);
+		}
+	}
+	if (c && *c) {
+		channels = (unsigned)atoi(c);
+		if (channels < 1 || channels > 16) {
+			fprintf(stderr, "SPM_TEST_CHANNELS=%s: 1..16\n", c);
+			exit(2);
+		}
+		snprintf(open_opts, sizeof(open_opts), "channels=%u;timing=off", channels);
+	}
+}
 
 /* A thread's slot: one line of the root. */
 struct slot {
@@ -134,22 +161,22 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* child -- open the pool and run NTHREADS workers until killed (or done). */
+/* child -- open the pool and run nthreads workers until killed (or done). */
 static void child(const char *pool, struct shared *sh)
 {
 	spm_pool *p;
-	if (spm_open(&p, pool, NULL)) {
+	if (spm_open(&p, pool, open_opts)) {
 		fprintf(stderr, "child: %s\n", spm_errormsg());
 		_exit(2);
 	}
 	pthread_t th[NTHREADS];
 	struct worker w[NTHREADS];
-	for (unsigned t = 0; t < NTHREADS; t++) {
+	for (unsigned t = 0; t < nthreads; t++) {
 		w[t] = (struct worker){p, t, sh};
 		if (pthread_create(&th[t], NULL, worker_main, &w[t]))
 			_exit(4);
 	}
-	for (unsigned t = 0; t < NTHREADS; t++)
+	for (unsigned t = 0; t < nthreads; t++)
 		pthread_join(th[t], NULL);
 	spm_close(p);
 	_exit(0);
@@ -231,7 +258,7 @@ static const char *fresh_overlaps(spm_pool *p, const struct mroot *r)
 static const char *recover_and_check(const char *pool, uint64_t *total)
 {
 	spm_pool *p;
-	if (spm_open(&p, pool, NULL))
+	if (spm_open(&p, pool, open_opts))
 		return spm_errormsg();
 	struct mroot *r = spm_root(p, sizeof(*r));
 	const char *bad = r ? NULL : "no root";
@@ -249,8 +276,8 @@ static const char *recover_and_check(const char *pool, uint64_t *total)
 /* setup -- a fresh pool: the root and each thread's records. */
 static void setup(const char *pool, const char *design)
 {
-	char opts[64];
-	snprintf(opts, sizeof(opts), "design=%s", design);
+	char opts[128];
+	snprintf(opts, sizeof(opts), "design=%s;%s", design, open_opts);
 	spm_pool *p = fresh_pool(pool, POOL_SIZE, opts);
 	struct mroot *r = spm_root(p, sizeof(*r));
 	assert_non_null(r);
@@ -394,10 +421,22 @@ static unsigned rounds(const char *design, const char *power_conf, int audit_on,
 	return failed;
 }
 
+/* skip_without_channels -- with SPM_TEST_CHANNELS, a design that has one
+ * channel (a redo log) is skipped. */
+static void skip_without_channels(const char *design)
+{
+	if (channels > 1 && (!strcmp(design, "srl") || !strcmp(design, "lame") ||
+			     !strcmp(design, "clame"))) {
+		print_message("%s: one channel only (a redo log): skipped\n", design);
+		skip();
+	}
+}
+
 /* A safe design: every kill is recovered, no pad is reused. */
 static void safe_design(void **state)
 {
 	const char *design = *state, *why;
+	skip_without_channels(design);
 	unsigned reused, audited;
 	int encrypted = strcmp(design, "plain") != 0;
 	unsigned failed = rounds(design, NULL, encrypted, &reused, &audited, &why);
@@ -427,6 +466,7 @@ static void unsafe_fails(void **state)
 static void power_safe(void **state)
 {
 	const char *design = *state, *why;
+	skip_without_channels(design);
 	unsigned reused, audited;
 	unsigned failed = rounds(design, "durability=pmem", 1, &reused, &audited, &why);
 	print_message("%s: %u of %u power failures failed%s%s, %u reused pads of %u audited\n",
@@ -452,8 +492,12 @@ static void power_none_fails(void **state)
 
 int main(int argc, char **argv)
 {
+	knobs();
 	if (argc == 4 && !strcmp(argv[1], "power-child"))
 		return power_child(argv[2], atoi(argv[3]));
+	if (channels > 1 || nthreads != NTHREADS)
+		print_message("%u threads, %u channels (%s)\n", nthreads, channels,
+			      open_opts[0] ? open_opts : "the designs' defaults");
 	static const char *const designs[] = {"plain", "sca", "fca", "ideal", "supermem",
 					      "srl", "lame", "clame"};
 	static const char *const power_designs[] = {"sca", "fca", "supermem", "clame"};

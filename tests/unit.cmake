@@ -11,6 +11,8 @@ spm_test(test_multicore unit)
 spm_test(test_cache unit internal)
 spm_test(test_poolsize unit)
 spm_test(test_redo unit internal)
+# Memory channels (channels=N, emu/channel.c).
+spm_test(test_channel unit internal)
 # The core model's access path in an instrumented program: fork, a core
 # shared by threads, an address in no view.
 if(SPM_INSTRUMENT)
