@@ -637,11 +637,44 @@ static int crash_child_main(const char *path, int fd)
 	return crash_child(path);
 }
 
+/* repro: a counter_cache_writeback alone in a channel, then a fence */
+static void ccwb_then_fence(void **state)
+{
+	(void)state;
+	char path[4096];
+	pool_path(path, sizeof(path), "ccwb");
+	spm_pool *p = fence_pool(path);
+	struct emu *e = p->emu;
+	const unsigned core = 4;
+	uint64_t pg[8];
+	pages_of(e, 1, pg, 8);
+	for (unsigned i = 0; i < 8; i++)
+		emu_write_lines(e, core, pg[i] * 64, 64, p->view, 0); /* counters dirty */
+	emu_fence(e, core);
+	uint64_t clk = e->tm.clock[core];
+	assert_int_equal(e->chan[1]->tm.pending[core], 0);
+	for (unsigned i = 0; i < 8; i++)
+		emu_ctr_writeback(e, core, pg[i] * 64, 64); /* counter lines queued */
+	uint64_t p1 = e->chan[1]->tm.pending[core];
+	print_message("after the write-back: clock %llu, channel 1 pending %llu\n",
+		      (unsigned long long)e->tm.clock[core], (unsigned long long)p1);
+	assert_true(p1 > clk);
+	emu_fence(e, core);
+	print_message("after the fence: clock %llu, channel 1 pending %llu\n",
+		      (unsigned long long)e->tm.clock[core],
+		      (unsigned long long)e->chan[1]->tm.pending[core]);
+	assert_true(e->tm.clock[core] >= p1);
+	assert_int_equal(e->chan[1]->tm.pending[core], 0);
+	assert_int_equal(spm_close(p), 0);
+	remove_pool_files(path);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "crash-child"))
 		return crash_child_main(argv[2], atoi(argv[3]));
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ccwb_then_fence),
 		cmocka_unit_test(fence_covers_channels),
 		cmocka_unit_test(fence_flag_covers_channels),
 		cmocka_unit_test(designs_with_channels),
