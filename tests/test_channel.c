@@ -79,7 +79,7 @@ struct fence_work {
 
 static void fence_work_of(const struct emu *e, struct fence_work *w)
 {
-	uint64_t p1[8], p0[1];
+	uint64_t p1[8] = {0}, p0[1] = {0};
 	pages_of(e, 1, p1, 8);
 	pages_of(e, 0, p0, 1);
 	for (unsigned i = 0; i < 8; i++)
@@ -116,7 +116,7 @@ static void fence_covers_channels(void **state)
 	assert_true(p1 > clk);  /* and the fence has to wait for it */
 
 	/* another core writes and fences: this core's clock and pending stay */
-	uint64_t pg[1];
+	uint64_t pg[1] = {0};
 	pages_of(e, 1, pg, 1);
 	emu_write_lines(e, other, pg[0] * 64 + 7, 1, p->view, 0);
 	emu_write_lines(e, other, w.line0 + 1, 1, p->view, 0);
@@ -646,7 +646,7 @@ static void ccwb_then_fence(void **state)
 	spm_pool *p = fence_pool(path);
 	struct emu *e = p->emu;
 	const unsigned core = 4;
-	uint64_t pg[8];
+	uint64_t pg[8] = {0};
 	pages_of(e, 1, pg, 8);
 	for (unsigned i = 0; i < 8; i++)
 		emu_write_lines(e, core, pg[i] * 64, 64, p->view, 0); /* counters dirty */
