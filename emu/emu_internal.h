@@ -798,6 +798,11 @@ struct emu {
 	unsigned seq_step;
 	pthread_mutex_t *rsr_lock;
 	struct chan_core *chan_core; /* per core: the channels written since its fence */
+	/* the runtime's events (emu_stat_rt_add), counted in stripes on cache
+	 * lines of their own: threads committing at once do not share a line */
+	struct rt_stripe {
+		uint64_t n[8];
+	} __attribute__((aligned(64))) rt[16];
 };
 
 /* ctr_line_encode -- the current content of counter line cl, in its layout

@@ -61,13 +61,42 @@ static int table_stat(const char *name)
 	return -1;
 }
 
+/* The runtime's events (emu_stat_rt_add): their statistics. */
+static const enum stat_id rt_stats[] = {
+	[EMU_RT_TX_COMMITTED] = ST_TX_COMMITTED,
+	[EMU_RT_TX_ABORTED] = ST_TX_ABORTED,
+	[EMU_RT_ROLLED_BACK] = ST_REC_ROLLED_BACK,
+	[EMU_RT_EVICTED] = ST_EVICTED,
+	[EMU_RT_LOG_WRAPS] = ST_TX_LOG_WRAPS,
+};
+#define RT_N (sizeof(rt_stats) / sizeof(rt_stats[0]))
+_Static_assert(RT_N <= 8, "a stripe holds every runtime event");
+
+/* rt_index -- the runtime event counted as statistic i, or -1. */
+static int rt_index(int i)
+{
+	for (unsigned k = 0; k < RT_N; k++)
+		if ((int)rt_stats[k] == i)
+			return (int)k;
+	return -1;
+}
+
+/* rt_sum -- runtime event k summed over the stripes. */
+static uint64_t rt_sum(const struct emu *e, int k)
+{
+	uint64_t sum = 0;
+	for (unsigned s = 0; s < sizeof(e->rt) / sizeof(e->rt[0]); s++)
+		sum += __atomic_load_n(&e->rt[s].n[k], __ATOMIC_RELAXED);
+	return sum;
+}
+
 /* emu_stat -- the value of statistic name. */
 int emu_stat(struct emu *e, const char *name, uint64_t *value)
 {
 	if (!name || !value)
 		return emu_err(SPM_E_INVAL, "spm_stat: NULL argument");
 	pthread_mutex_lock(&e->lock);
-	int rc = 0, i;
+	int rc = 0, i, k;
 	unsigned core;
 	if (strcmp(name, "time.modeled_ns") == 0)
 		*value = tm_makespan(&e->tm) / 1000;
@@ -84,7 +113,9 @@ int emu_stat(struct emu *e, const char *name, uint64_t *value)
 			 chan_stat_sum(e, i);
 	else if (i >= ST_DEDUP_SHARED && i <= ST_DEDUP_OVERHEAD_PPM) /* gauges */
 		*value = e->dedup ? dedup_gauge(e, i) : 0;
-	else if (i >= 0) /* the pool's (runtime events) and its channels' */
+	else if ((k = rt_index(i)) >= 0) /* the runtime's events, in stripes */
+		*value = rt_sum(e, k);
+	else if (i >= 0) /* the pool's and its channels' */
 		*value = __atomic_load_n(&e->stat[i], __ATOMIC_RELAXED) + chan_stat_sum(e, i);
 	else
 		rc = SPM_E_INVAL;
@@ -98,27 +129,28 @@ int emu_stat(struct emu *e, const char *name, uint64_t *value)
 void emu_stat_reset(struct emu *e)
 {
 	pthread_mutex_lock(&e->lock);
-	for (unsigned i = 0; i < STAT__N; i++) /* runtime stats change unlocked */
+	for (unsigned i = 0; i < STAT__N; i++)
 		__atomic_store_n(&e->stat[i], 0, __ATOMIC_RELAXED);
+	for (unsigned s = 0; s < sizeof(e->rt) / sizeof(e->rt[0]); s++) /* changed unlocked */
+		for (unsigned k = 0; k < RT_N; k++)
+			__atomic_store_n(&e->rt[s].n[k], 0, __ATOMIC_RELAXED);
 	tm_reset(&e->tm);
 	read_queue_reset(e); /* the caches keep their lines: warm, as after a prefill */
 	pthread_mutex_unlock(&e->lock);
 	chan_stat_reset(e);
 }
 
-/* emu_stat_rt_add -- a runtime event (transactions): an atomic add, no lock;
- * the controller never changes these statistics, and emu_stat and
- * emu_stat_reset touch them atomically. */
+/* emu_stat_rt_add -- a runtime event (transactions): an atomic add to the
+ * calling thread's stripe, no lock; the controller never changes these
+ * statistics, and emu_stat and emu_stat_reset touch them atomically. */
 void emu_stat_rt_add(struct emu *e, enum emu_rt_stat which, uint64_t n)
 {
-	static const enum stat_id map[] = {
-		[EMU_RT_TX_COMMITTED] = ST_TX_COMMITTED,
-		[EMU_RT_TX_ABORTED] = ST_TX_ABORTED,
-		[EMU_RT_ROLLED_BACK] = ST_REC_ROLLED_BACK,
-		[EMU_RT_EVICTED] = ST_EVICTED,
-		[EMU_RT_LOG_WRAPS] = ST_TX_LOG_WRAPS,
-	};
-	__atomic_fetch_add(&e->stat[map[which]], n, __ATOMIC_RELAXED);
+	static unsigned next_stripe;
+	static __thread unsigned stripe; /* 1 + the thread's stripe; 0: none yet */
+	if (!stripe)
+		stripe = __atomic_fetch_add(&next_stripe, 1, __ATOMIC_RELAXED) %
+				 (sizeof(e->rt) / sizeof(e->rt[0])) + 1;
+	__atomic_fetch_add(&e->rt[stripe - 1].n[which], n, __ATOMIC_RELAXED);
 }
 
 /* emu_set_log_range -- the lines of the transaction log, for media.writes.log. */
