@@ -84,9 +84,9 @@ EXPORT int pmem_is_pmem(const void *addr, size_t len)
 {
 	shim_resolve();
 	if (!shim_inside && shim_maps_any()) {
-		shim_rdlock();
+		shim_read_lock();
 		int in = shim_map_find(addr) != NULL;
-		shim_unlock();
+		shim_read_unlock();
 		if (in)
 			return 1;
 	}
@@ -98,9 +98,9 @@ static int in_pool(const void *dest)
 {
 	if (shim_inside || !shim_maps_any())
 		return 0;
-	shim_rdlock();
+	shim_read_lock();
 	int in = shim_map_find(dest) != NULL;
-	shim_unlock();
+	shim_read_unlock();
 	return in;
 }
 

@@ -114,8 +114,9 @@ struct shim_map {
 int shim_path_matches(const char *path);
 int shim_has_meta(const char *path);
 void shim_lock(void);    /* the registry, to change it */
-void shim_unlock(void);
-void shim_rdlock(void);  /* the registry, to use it */
+void shim_unlock(void);  /* (the change published to readers first) */
+void shim_read_lock(void);   /* the registry, to use it: an RCU read-side */
+void shim_read_unlock(void); /* section (no lock; registry.c) */
 /* the pool at path (opened, or created with size bytes if size != 0),
  * its reference taken; NULL with spm's code in *rc, nothing printed */
 struct shim_pool *shim_pool_get(const char *path, size_t size, int *rc);
@@ -134,7 +135,7 @@ void *shim_map_pool(void *addr, size_t len, int prot, int flags, struct shim_poo
 		    uint64_t off);
 void *shim_map_other(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int shim_unmap(void *addr, size_t len);
-const struct shim_map *shim_map_find(const void *addr); /* registry read-locked */
+const struct shim_map *shim_map_find(const void *addr); /* in a read-side section */
 int shim_maps_any(void);
 /* flush [addr, addr+len) wherever it maps a pool; the bytes that did */
 size_t shim_flush(const void *addr, size_t len);

@@ -3,10 +3,16 @@
  * pools the program has open, the descriptors that name them and the
  * address ranges that map them; flush, drain and plaintext I/O through them.
  *
- * One reader-writer lock guards the pools and mappings: flushes, drains and
- * plaintext I/O take it shared (spm's own locks order them), opening,
- * closing, mapping and unmapping take it exclusive.  The descriptor table
- * is read without it.
+ * Flushes, drains and plaintext I/O -- every pmem_flush of the program --
+ * read the mappings; opening, closing, mapping and unmapping change them,
+ * rarely.  So the readers take no lock: they read a snapshot of the
+ * mappings under userspace RCU (liburcu's bulletproof flavour, which
+ * registers a thread at its first read-side section: the program's threads
+ * are not ours to register).  Writers change the mappings and the pools
+ * under one mutex, publish a new snapshot, wait for a grace period, and
+ * only then free the old snapshot and close the pools nothing maps or
+ * names any more: a reader never sees a pool closed under it.  The
+ * descriptor table is read without a lock.
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -21,19 +27,26 @@
 #include <unistd.h>
 
 #include <openssl/crypto.h>
+#include <urcu/urcu-bp.h>
 
 #include "../lib/pool_internal.h"
 #include "preload.h"
 
-/* writers first: flushes take it shared all the time, and a reader-preferring
- * lock kept a thread that maps or closes waiting behind them for good */
-static pthread_rwlock_t reg = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static pthread_mutex_t reg = PTHREAD_MUTEX_INITIALIZER; /* the writers' */
 static pthread_mutex_t convert_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned fork_gen; /* children of fork(): pools opened before are not theirs */
 static struct shim_pool *pools;
-static struct shim_map *maps;
+static struct shim_pool *closing; /* no longer named: closed after a grace period */
+static struct shim_map *maps;     /* the writers' copy (reg) */
 static size_t nmaps, maps_cap;
+static int maps_changed;          /* since the last snapshot (reg) */
 static size_t nmaps_seen; /* nmaps, read without the lock by shim_maps_any */
+/* The readers' copy: published whole, never changed after (RCU). */
+struct map_snap {
+	size_t n;
+	struct shim_map m[];
+};
+static struct map_snap *snap;
 
 /* One descriptor's entry: allocated at its number's first use, never freed
  * (a racing reader never sees freed memory). */
@@ -48,17 +61,30 @@ static struct shim_fd *fd_tab[SHIM_MAX_FD];
 
 void shim_lock(void)
 {
-	pthread_rwlock_wrlock(&reg);
+	pthread_mutex_lock(&reg);
 }
 
+static void settle_locked(void);
+
+/* shim_unlock -- a new snapshot of the mappings published if they changed;
+ * after a grace period the old one freed and the pools no longer named
+ * closed; the writers' mutex released. */
 void shim_unlock(void)
 {
-	pthread_rwlock_unlock(&reg);
+	settle_locked();
+	pthread_mutex_unlock(&reg);
 }
 
-void shim_rdlock(void)
+/* shim_read_lock, shim_read_unlock -- a read-side section: the snapshot
+ * and the pools it names stay as they are until its end. */
+void shim_read_lock(void)
 {
-	pthread_rwlock_rdlock(&reg);
+	urcu_bp_read_lock();
+}
+
+void shim_read_unlock(void)
+{
+	urcu_bp_read_unlock();
 }
 
 /* shim_abs -- path made absolute (lexically, against the working
@@ -191,7 +217,8 @@ struct shim_pool *shim_pool_get(const char *path, size_t size, int *rc)
 	return sp;
 }
 
-/* pool_put_locked -- shim_pool_put with the registry held. */
+/* pool_put_locked -- shim_pool_put with the registry held: a pool no
+ * longer named waits in closing for the next grace period (settle_locked). */
 static void pool_put_locked(struct shim_pool *sp)
 {
 	if (--sp->refs)
@@ -201,6 +228,13 @@ static void pool_put_locked(struct shim_pool *sp)
 			*pp = sp->next;
 			break;
 		}
+	sp->next = closing;
+	closing = sp;
+}
+
+/* close_pool -- a pool no reader can reach any more, closed and freed. */
+static void close_pool(struct shim_pool *sp)
+{
 	if (sp->fork_gen != fork_gen) { /* the parent's: its copy let go, no more */
 		free(sp);
 		return;
@@ -211,6 +245,35 @@ static void pool_put_locked(struct shim_pool *sp)
 	if (rc)
 		(void)shim_errno(rc, "spm_close");
 	free(sp);
+}
+
+/* settle_locked -- the writers' changes made visible: a new snapshot of
+ * the mappings published if they changed, then (if anything is to be freed
+ * or closed) a grace period, after which no reader holds the old snapshot
+ * or a pool in closing. */
+static void settle_locked(void)
+{
+	struct map_snap *old = NULL;
+	if (maps_changed) {
+		struct map_snap *s = malloc(sizeof(*s) + nmaps * sizeof(s->m[0]));
+		if (!s) /* out of memory: readers keep the old snapshot, and every
+			 * pool it names stays open (the next change retries) */
+			return;
+		s->n = nmaps;
+		memcpy(s->m, maps, nmaps * sizeof(s->m[0]));
+		old = rcu_xchg_pointer(&snap, s);
+		maps_changed = 0;
+		__atomic_store_n(&nmaps_seen, nmaps, __ATOMIC_RELEASE);
+	}
+	if (!old && !closing)
+		return;
+	urcu_bp_synchronize_rcu();
+	free(old);
+	while (closing) {
+		struct shim_pool *sp = closing;
+		closing = sp->next;
+		close_pool(sp);
+	}
 }
 
 void shim_pool_put(struct shim_pool *sp)
@@ -228,6 +291,7 @@ static void shim_close_all(void)
 {
 	shim_lock();
 	nmaps = 0;
+	maps_changed = 1;
 	__atomic_store_n(&nmaps_seen, 0, __ATOMIC_RELEASE);
 	for (int fd = 0; fd < SHIM_MAX_FD; fd++) {
 		struct shim_fd *e = __atomic_load_n(&fd_tab[fd], __ATOMIC_ACQUIRE);
@@ -261,6 +325,9 @@ __attribute__((constructor)) static void shim_init(void)
 	(void)OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
 	(void)atexit(shim_close_all);
 	(void)pthread_atfork(NULL, NULL, fork_child);
+	/* liburcu's own state around fork(): a child that goes on without exec */
+	(void)pthread_atfork(urcu_bp_before_fork, urcu_bp_after_fork_parent,
+			     urcu_bp_after_fork_child);
 }
 
 /* descriptors */
@@ -395,6 +462,7 @@ static int map_add_locked(void *addr, size_t len, uint64_t off, struct shim_pool
 	}
 	maps[nmaps++] = (struct shim_map){.addr = addr, .len = len, .off = off, .sp = sp};
 	sp->refs++;
+	maps_changed = 1;
 	__atomic_store_n(&nmaps_seen, nmaps, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -439,8 +507,11 @@ static void map_remove_locked(void *addr, size_t len)
 			maps[i] = maps[--nmaps];
 			pool_put_locked(sp);
 		}
+		maps_changed = 1;
 	}
-	__atomic_store_n(&nmaps_seen, nmaps, __ATOMIC_RELEASE);
+	if (maps_changed) /* the count falls at settle_locked, with the snapshot */
+		__atomic_store_n(&nmaps_seen, nmaps > nmaps_seen ? nmaps : nmaps_seen,
+				 __ATOMIC_RELEASE);
 }
 
 /* shim_map_pool -- mmap of the pool sp from the program's offset off: its
@@ -486,24 +557,26 @@ int shim_unmap(void *addr, size_t len)
 	return rc;
 }
 
-/* shim_map_find -- the mapping of a pool that holds addr, or NULL (the
- * registry read-locked by the caller). */
+/* shim_map_find -- the mapping of a pool that holds addr, or NULL (in a
+ * read-side section of the caller's). */
 const struct shim_map *shim_map_find(const void *addr)
 {
 	const uint8_t *a = addr;
-	for (size_t i = 0; i < nmaps; i++)
-		if (a >= maps[i].addr && a < maps[i].addr + maps[i].len)
-			return &maps[i];
+	const struct map_snap *s = rcu_dereference(snap);
+	for (size_t i = 0; s && i < s->n; i++)
+		if (a >= s->m[i].addr && a < s->m[i].addr + s->m[i].len)
+			return &s->m[i];
 	return NULL;
 }
 
-/* next_map -- the mapping of a pool that holds a, else the first that
- * starts in (a, end), or NULL (registry held) */
-static const struct shim_map *next_map(const uint8_t *a, const uint8_t *end)
+/* next_map -- the mapping of snapshot s of a pool that holds a, else the
+ * first that starts in (a, end), or NULL */
+static const struct shim_map *next_map(const struct map_snap *s, const uint8_t *a,
+				       const uint8_t *end)
 {
 	const struct shim_map *best = NULL;
-	for (size_t i = 0; i < nmaps; i++) {
-		const struct shim_map *m = &maps[i];
+	for (size_t i = 0; s && i < s->n; i++) {
+		const struct shim_map *m = &s->m[i];
 		if (a >= m->addr && a < m->addr + m->len)
 			return m;
 		if (m->addr > a && m->addr < end && (!best || m->addr < best->addr))
@@ -522,9 +595,10 @@ size_t shim_flush(const void *addr, size_t len)
 		return 0;
 	const uint8_t *a = addr, *end = a + len;
 	size_t covered = 0;
-	shim_rdlock();
+	shim_read_lock();
+	const struct map_snap *s = rcu_dereference(snap);
 	while (a < end) {
-		const struct shim_map *m = next_map(a, end);
+		const struct shim_map *m = next_map(s, a, end);
 		if (!m)
 			break;
 		if (m->addr > a)
@@ -542,21 +616,28 @@ size_t shim_flush(const void *addr, size_t len)
 		}
 		a += n;
 	}
-	shim_unlock();
+	shim_read_unlock();
 	return covered;
 }
 
 /* shim_drain -- a fence: every pool's lines this thread wrote back are
- * durable when it returns. */
+ * durable when it returns (the pools mapped: a line reaches a pool's
+ * controller through a mapping's flush, or a write that persists itself). */
 void shim_drain(void)
 {
-	shim_rdlock();
+	shim_read_lock();
+	const struct map_snap *s = rcu_dereference(snap);
 	shim_inside++;
-	for (struct shim_pool *sp = pools; sp; sp = sp->next)
-		if (sp->fork_gen == fork_gen)
+	for (size_t i = 0; s && i < s->n; i++) {
+		struct shim_pool *sp = s->m[i].sp;
+		size_t k = 0;
+		while (k < i && s->m[k].sp != sp) /* each pool once */
+			k++;
+		if (k == i && sp->fork_gen == fork_gen)
 			spm_drain(sp->pool);
+	}
 	shim_inside--;
-	shim_unlock();
+	shim_read_unlock();
 }
 
 /* plaintext I/O */
@@ -580,11 +661,11 @@ ssize_t shim_pwrite(struct shim_pool *sp, const void *buf, size_t n, uint64_t of
 	if (n > sp->size - off)
 		n = sp->size - off;
 	memcpy(sp->view + SHIM_BASE + off, buf, n);
-	shim_rdlock();
+	shim_read_lock(); /* the pool stays open until its end */
 	shim_inside++;
 	spm_persist(sp->pool, sp->view + SHIM_BASE + off, n);
 	shim_inside--;
-	shim_unlock();
+	shim_read_unlock();
 	return (ssize_t)n;
 }
 
