@@ -151,14 +151,15 @@ static void chan_free_one(struct emu *ch)
 	free(ch);
 }
 
-/* chan_attach -- the pool's n channels (nothing for one).  The queues are
- * empty (recovery drained them, or the pool is new or clean). */
+/* chan_attach -- the pool's n channels (nothing for one). */
 int chan_attach(struct emu *e, unsigned n)
 {
 	if (n <= 1)
 		return 0;
-	if (e->qdata.count || e->qctr.count)
-		ctrl_drain_all(e);
+	/* nothing of the pool's own controller outlives it: its queues drained
+	 * and its dirty counters written back (the shadow table's slots its
+	 * ways used become channel 0's) */
+	ctrl_drain_all(e);
 	e->rsr_lock = malloc(sizeof(*e->rsr_lock));
 	e->chan = calloc(n, sizeof(*e->chan));
 	e->chan_core = aligned_alloc(64, sizeof(struct chan_core) * EMU_MAX_CORES);
