@@ -55,9 +55,21 @@ static unsigned online_channels(void)
 	return cpus > (long)EMU_MAX_CHANNELS ? EMU_MAX_CHANNELS : (unsigned)cpus;
 }
 
+/* slice_kib -- the size of each of n channels' slices of the pool's
+ * counter cache (chan_new makes them). */
+static unsigned slice_kib(const struct emu *e, unsigned n)
+{
+	uint64_t lines = (uint64_t)e->cc.sets * e->cc.ways / n;
+	unsigned kib = (unsigned)(lines * EMU_LINE / 1024);
+	return kib ? kib : 1;
+}
+
 /* chan_count -- the channels cfg asks for (profile=heap: one per online
- * CPU where the design can have more than one), checked. */
-int chan_count(const struct emu *e, const struct emu_config *cfg, unsigned *n)
+ * CPU where the design can have more than one), checked -- the counter
+ * cache's slices against its ways and the shadow table's slots (the pool's
+ * slots) here, before the open's recovery writes anything. */
+int chan_count(const struct emu *e, const struct emu_config *cfg, uint64_t slots,
+	       unsigned *n)
 {
 	const int heap = strcmp(cfg->profile, "heap") == 0;
 	unsigned want = cfg->channels;
@@ -74,6 +86,16 @@ int chan_count(const struct emu *e, const struct emu_config *cfg, unsigned *n)
 	if (want > 1 && e->cm)
 		return emu_err(SPM_E_OPTION, "channels=%u: the modeled caches are shared by "
 			       "every channel: needs core_model=off or timing=off", want);
+	if (want > 1 && e->cc.way) {
+		const unsigned kib = slice_kib(e, want), ways = e->cc.ways;
+		const uint64_t lines = (uint64_t)kib * 1024 / EMU_LINE;
+		if (lines < ways || lines / ways * ways > slots / want)
+			return emu_err(SPM_E_OPTION, "channels=%u: each channel's slice of the "
+				       "counter cache (%u KiB of %u) %s", want, kib,
+				       e->cc.sets * ways * (unsigned)EMU_LINE / 1024,
+				       lines < ways ? "has fewer lines than ctr_cache_ways"
+						    : "outgrows the shadow table");
+	}
 	*n = want;
 	return 0;
 }
@@ -105,9 +127,7 @@ static int chan_new(struct emu *e, unsigned c, unsigned n, struct emu **out)
 		free(ch);
 		return rc;
 	}
-	uint64_t lines = (uint64_t)e->cc.sets * e->cc.ways / n;
-	unsigned kib = (unsigned)(lines * EMU_LINE / 1024);
-	if (e->cc.way && (rc = cc_init(&ch->cc, kib ? kib : 1, e->cc.ways))) {
+	if (e->cc.way && (rc = cc_init(&ch->cc, slice_kib(e, n), e->cc.ways))) {
 		crypto_free(ch->crypto);
 		free(ch);
 		return rc;

@@ -578,7 +578,8 @@ int emu_create(struct emu **out, const char *path, uint64_t size,
 	e->data_unlocked = cfg->lock_data_off;
 	unsigned bits = cfg->aes_bits ? cfg->aes_bits : 128;
 	if ((rc = resolve(e, cfg, design)) || (rc = runtime_init(e, cfg)) ||
-	    (rc = chan_count(e, cfg, &nch)) || (rc = check_cache_fits(e, SHADOW_SLOTS)) ||
+	    (rc = chan_count(e, cfg, SHADOW_SLOTS, &nch)) ||
+	    (rc = check_cache_fits(e, SHADOW_SLOTS)) ||
 	    (rc = audit_open(e)))
 		goto fail;
 	if (bits != 128 && bits != 256) {
@@ -1266,7 +1267,8 @@ int emu_open(struct emu **out, const char *path, const struct emu_config *cfg)
 		goto fail;
 	}
 	memcpy(e->sb_uuid, sb.uuid, 16);
-	if ((rc = runtime_init(e, cfg)) || (rc = chan_count(e, cfg, &nch)))
+	if ((rc = runtime_init(e, cfg)) ||
+	    (rc = chan_count(e, cfg, sb.shadow_slots, &nch)))
 		goto fail;
 	if ((rc = check_cache_fits(e, sb.shadow_slots)) || (rc = audit_open(e)))
 		goto fail;

@@ -816,8 +816,10 @@ static inline void ctr_line_encode(const struct emu *e, uint64_t cl, uint8_t out
 /* channel.c: memory channels (channels=N) */
 #define EMU_MAX_CHANNELS 16u
 /* the channels cfg asks for, checked against the design and the core model
- * (0 and *n set, or an error) */
-int chan_count(const struct emu *e, const struct emu_config *cfg, unsigned *n);
+ * and, for the pool's shadow slots, the counter cache's slices (0 and *n
+ * set, or an error) */
+int chan_count(const struct emu *e, const struct emu_config *cfg, uint64_t slots,
+	       unsigned *n);
 /* the pool opened or made: its n controllers (n 1: none made) */
 int chan_attach(struct emu *e, unsigned n);
 /* close: every channel's counters and queues to media, statistics merged */

@@ -39,8 +39,8 @@ static uint64_t *bm(spm_pool *p)
 	return (uint64_t *)(p->view + p->hdr->bm_off);
 }
 
-/* pbit -- bit i of persistent bitmap which (read without a lock:
- * spm_tx_free; alloc_commit's order of stores keeps objects apart). */
+/* pbit -- bit i of persistent bitmap which (atomic: the walk of
+ * alloc_object_units holds only its arenas' locks). */
 static int pbit(spm_pool *p, int which, uint64_t i)
 {
 	return (__atomic_load_n(&bm(p)[2 * (i / 64) + (uint64_t)which], __ATOMIC_ACQUIRE) >>
@@ -239,22 +239,37 @@ void alloc_unreserve(spm_pool *p, uint64_t off, uint64_t units)
 	pthread_mutex_unlock(&p->busy_lock);
 }
 
-/* alloc_object_units -- the size of the allocated object at off. */
+/* alloc_object_units -- the size of the allocated object at off.  The walk
+ * holds the locks of the arenas it reads (taken in order as it goes on):
+ * a commit's bitmap stores are ordered for an unlocked reader, but its
+ * abort (alloc_commit failed midway: tx_abort_lane) restores the snapshot
+ * words with plain copies, in no such order. */
 int alloc_object_units(spm_pool *p, uint64_t off, uint64_t *units)
 {
-	uint64_t h = p->hdr->heap_off, total = p->hdr->heap_units;
+	uint64_t h = p->hdr->heap_off, total = p->hdr->heap_units, au = p->arena_units;
 	if (off < h || (off - h) % UNIT || (off - h) / UNIT >= total)
 		return emu_err(SPM_E_INVAL, "spm_tx_free: %llu is not an object",
 			       (unsigned long long)off);
-	uint64_t u = (off - h) / UNIT;
-	if (!pbit(p, USED, u) || !pbit(p, START, u))
-		return emu_err(SPM_E_INVAL, "spm_tx_free: %llu is not an allocated object",
-			       (unsigned long long)off);
-	uint64_t end = u + 1;
-	while (end < total && pbit(p, USED, end) && !pbit(p, START, end))
-		end++;
-	*units = end - u;
-	return 0;
+	uint64_t u = (off - h) / UNIT, held = 1ull << (u / au);
+	int rc = 0;
+	alloc_lock_arenas(p, held);
+	if (!pbit(p, USED, u) || !pbit(p, START, u)) {
+		rc = emu_err(SPM_E_INVAL, "spm_tx_free: %llu is not an allocated object",
+			     (unsigned long long)off);
+	} else {
+		uint64_t end = u + 1;
+		for (; end < total; end++) {
+			if (end % au == 0) { /* into the next arena (end < total: one of 64) */
+				pthread_mutex_lock(&p->arenas[end / au].lock);
+				held |= 1ull << (end / au);
+			}
+			if (!pbit(p, USED, end) || pbit(p, START, end))
+				break;
+		}
+		*units = end - u;
+	}
+	alloc_unlock_arenas(p, held);
+	return rc;
 }
 
 /* pair_off -- the pool offset of bitmap word pair i (used, start: 16 bytes). */
@@ -311,10 +326,12 @@ int alloc_commit(spm_pool *p, struct lane *l)
 		int rc = log_words(p, u, n);
 		if (rc)
 			return rc;
-		/* a walk over an object's units (alloc_object_units, unlocked)
-		 * stops at a unit not used or a start: a new object shows its
-		 * start before its used bits, a freed one loses its used bits
-		 * before its start */
+		/* a walk over an object's units stops at a unit not used or a
+		 * start: a new object shows its start before its used bits, a
+		 * freed one loses its used bits before its start (a reader
+		 * without the arenas' locks would see no object run on into its
+		 * neighbour -- but an abort's restore has no such order, so
+		 * alloc_object_units takes them) */
 		if (is_alloc) {
 			set_pbits(p, START, u, 1, 1);
 			set_pbits(p, USED, u, n, 1);

@@ -586,10 +586,9 @@ SPM_API int spm_tx_free(spm_pool *pool, spm_off_t off)
 		if (l->frees.r[i].off == off)
 			return emu_err(SPM_E_INVAL, "spm_tx_free: offset %llu freed twice",
 				       (unsigned long long)off);
-	/* the persistent bitmaps are read without a lock: another thread's
-	 * commit sets a new neighbour's start bit before its used bits, and
-	 * clears a freed one's used bits before its start bit (alloc_commit),
-	 * so this object never seems to run on into its neighbour */
+	/* the persistent bitmaps are read under the locks of the arenas the
+	 * object is in (alloc_object_units): a commit failing midway in another
+	 * thread restores their words as its abort rolls back */
 	uint64_t units;
 	int rc = free_check_root(pool, off);
 	if (!rc)

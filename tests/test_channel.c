@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -334,6 +335,56 @@ static void refusals(void **state)
 		remove_pool_files(path);
 	}
 	rmdir(dir);
+}
+
+/* a counter cache cut into channels' slices too small for its ways (64 KiB,
+ * 1024 ways: 512 lines a channel) is refused as an option before anything
+ * is written -- a crashed pool's recovery included: its files as they were,
+ * and it still opens (and recovers) without the option. */
+static void refusal_cache_slices(void **state)
+{
+	(void)state;
+	char path[4096];
+	pool_path(path, sizeof(path), "slices");
+	spm_pool *p = NULL;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) { /* transactions, then a crash: the pool left dirty */
+		p = fresh_pool(path, POOL_SIZE, "design=sca;timing=off");
+		write_gen(p, 1);
+		write_gen(p, 2);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	struct pool_image img = {0};
+	pool_save(path, &img);
+	const char *opts = "timing=off;ctr_cache_kib=64;ctr_cache_ways=1024;channels=2";
+	int rc = spm_open(&p, path, opts);
+	if (rc != SPM_E_OPTION)
+		fail_msg("spm_open(%s): %d, not SPM_E_OPTION (%s)", opts, rc, spm_errormsg());
+	assert_non_null(strstr(spm_errormsg(), "channels"));
+	for (unsigned i = 0; i < 3; i++) {
+		char f[4300];
+		pool_file(f, sizeof(f), path, i);
+		assert_file_is(f, img.bytes[i], img.len[i]);
+	}
+	pool_image_free(&img);
+	/* at create: refused, nothing made */
+	char other[4200];
+	snprintf(other, sizeof(other), "%s-new", path);
+	assert_int_equal(spm_create(&p, other, POOL_SIZE,
+				    "design=sca;timing=off;ctr_cache_kib=64;ctr_cache_ways=1024;"
+				    "channels=2"),
+			 SPM_E_OPTION);
+	assert_non_null(strstr(spm_errormsg(), "channels"));
+	assert_int_equal(access(other, F_OK), -1);
+	/* the pool opens without the option */
+	assert_int_equal(spm_open(&p, path, "timing=off;channels=2"), 0);
+	check_gen(p, 2);
+	assert_int_equal(spm_close(p), 0);
+	remove_pool_files(path);
 }
 
 /* ------------------------------------------------------------ profile=heap */
@@ -679,6 +730,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(fence_flag_covers_channels),
 		cmocka_unit_test(designs_with_channels),
 		cmocka_unit_test(refusals),
+		cmocka_unit_test(refusal_cache_slices),
 		cmocka_unit_test(profile_heap),
 		cmocka_unit_test(plain_traffic_same),
 		cmocka_unit_test(crash_with_channels),

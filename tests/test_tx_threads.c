@@ -558,9 +558,88 @@ static void nested_pools(void **state)
 	remove_pool(pc);
 }
 
+/* free_beside_failed_commit -- spm_tx_free walks the bitmaps of an object
+ * while another thread's commit fails midway through its bitmap updates
+ * (its frees' snapshots outgrow the log: SPM_E_NOSPACE) and its abort
+ * restores the words it changed, the first of them those of the object's
+ * neighbour.  The walk holds the arenas' locks: ThreadSanitizer (.ci/run)
+ * found the restore and the walk racing when it held none. */
+enum { BIG_N = 1000, BIG_SIZE = 16384 };
+struct beside {
+	spm_pool *pool;
+	spm_off_t x;
+	int stop, rc;
+};
+
+static void *free_x_main(void *arg)
+{
+	struct beside *b = arg;
+	for (int i = 0; i < 20000 && !__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE); i++) {
+		int rc = spm_tx_begin(b->pool);
+		if (!rc)
+			rc = spm_tx_free(b->pool, b->x);
+		spm_tx_abort(b->pool);
+		if (rc) {
+			b->rc = rc;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void free_beside_failed_commit(void **state)
+{
+	(void)state;
+	char path[4096];
+	pool_path(path, sizeof(path), "beside");
+	remove_pool(path);
+	spm_pool *p;
+	assert_int_equal(spm_create(&p, path, 64u << 20, "timing=off;alloc=shared"), 0);
+	static spm_off_t objs[BIG_N];
+	struct beside b = {.pool = p};
+	/* x, then objects of 256 units each right after it: each one's free
+	 * snapshots bitmap lines of its own */
+	assert_int_equal(spm_tx_begin(p), 0);
+	b.x = spm_tx_alloc(p, 64);
+	assert_true(b.x != 0);
+	assert_int_equal(spm_tx_commit(p), 0);
+	for (int i = 0; i < BIG_N; i += 50) {
+		assert_int_equal(spm_tx_begin(p), 0);
+		for (int k = i; k < i + 50; k++)
+			assert_true((objs[k] = spm_tx_alloc(p, BIG_SIZE)) != 0);
+		assert_int_equal(spm_tx_commit(p), 0);
+	}
+	assert_int_equal(objs[0], b.x + 64);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, free_x_main, &b), 0);
+	int rc = 0;
+	for (int r = 0; r < 10 && !rc; r++) {
+		if ((rc = spm_tx_begin(p)))
+			break;
+		for (int i = 0; i < BIG_N && !rc; i++)
+			rc = spm_tx_free(p, objs[i]);
+		if (!rc && (rc = spm_tx_commit(p)) == SPM_E_NOSPACE)
+			rc = 0;
+		else if (!rc)
+			rc = -1; /* it was to fail */
+	}
+	__atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	assert_int_equal(rc, 0);
+	assert_int_equal(b.rc, 0);
+	/* every object as it was: freed whole, one at a time */
+	for (int i = 0; i < BIG_N; i += 100) {
+		assert_int_equal(spm_tx_begin(p), 0);
+		assert_int_equal(spm_tx_free(p, objs[i]), 0);
+		assert_int_equal(spm_tx_commit(p), 0);
+	}
+	assert_int_equal(spm_close(p), 0);
+	remove_pool(path);
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(designs) / sizeof(designs[0]) + 3];
+	struct CMUnitTest tests[sizeof(designs) / sizeof(designs[0]) + 4];
 	size_t n = 0;
 	for (size_t i = 0; i < sizeof(designs) / sizeof(designs[0]); i++) {
 		tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(four_threads,
@@ -570,5 +649,6 @@ int main(void)
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(lanes_busy);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(more_threads_than_lanes);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(nested_pools);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(free_beside_failed_commit);
 	return _cmocka_run_group_tests("tx_threads", tests, n, NULL, cleanup);
 }
