@@ -63,11 +63,11 @@ static int reenc_line(struct emu *e, unsigned core, uint64_t l, uint64_t newctr,
 	uint8_t plain[EMU_LINE] = {0}, pad[EMU_LINE];
 	uint64_t old = e->cur_ctr[l];
 	if (old) {
-		if (crypto_line_pads(e->crypto, &l, &old, 1, pad))
+		if (crypto_line_pads_ctl(e->crypto, &l, &old, 1, pad)) /* (under the lock) */
 			return -1;
 		line_xor(plain, e->media.data + l * EMU_LINE, pad);
 	}
-	if (crypto_line_pads(e->crypto, &l, &newctr, 1, pad))
+	if (crypto_line_pads_ctl(e->crypto, &l, &newctr, 1, pad))
 		return -1;
 	e->stat[ST_AES_PADS] += old ? 2 : 1;
 	e->stat[ST_MEDIA_READS]++;

@@ -90,6 +90,18 @@ static uint64_t rt_sum(const struct emu *e, int k)
 	return sum;
 }
 
+/* makespan -- tm_makespan, the clocks read atomically (with channels a
+ * channel stores a core's clock without the pool's lock: channel.c). */
+static uint64_t makespan(const struct emu *e)
+{
+	uint64_t m = 0;
+	for (unsigned i = 0; i < EMU_MAX_CORES; i++) {
+		uint64_t c = __atomic_load_n(&e->tm.clock[i], __ATOMIC_RELAXED);
+		m = c > m ? c : m;
+	}
+	return m;
+}
+
 /* emu_stat -- the value of statistic name. */
 int emu_stat(struct emu *e, const char *name, uint64_t *value)
 {
@@ -99,9 +111,9 @@ int emu_stat(struct emu *e, const char *name, uint64_t *value)
 	int rc = 0, i, k;
 	unsigned core;
 	if (strcmp(name, "time.modeled_ns") == 0)
-		*value = tm_makespan(&e->tm) / 1000;
-	else if (core_clock_name(name, &core))
-		*value = e->tm.clock[core] / 1000;
+		*value = makespan(e) / 1000;
+	else if (core_clock_name(name, &core)) /* (channels store it unlocked) */
+		*value = __atomic_load_n(&e->tm.clock[core], __ATOMIC_RELAXED) / 1000;
 	else if ((i = table_stat(name)) == ST_AES_OPS) /* kept by the engine (timing.c) */
 		*value = e->tm.aes_ops + chan_stat_sum(e, -1);
 	else if (i == ST_AES_QUEUE_NS)

@@ -78,9 +78,11 @@ static int view_map(spm_pool *p)
 static spm_pool *pool_new(void)
 {
 	static uint64_t next_uid = 1;
-	spm_pool *p = calloc(1, sizeof(*p));
+	/* on a cache-line boundary: its lanes and arenas are a line each */
+	spm_pool *p = aligned_alloc(64, (sizeof(*p) + 63) & ~(size_t)63);
 	if (!p)
 		return NULL;
+	memset(p, 0, sizeof(*p));
 	p->uid = __atomic_fetch_add(&next_uid, 1, __ATOMIC_RELAXED);
 	pthread_mutex_init(&p->root_lock, NULL);
 	pthread_mutex_init(&p->evict_lock, NULL);
