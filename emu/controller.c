@@ -135,8 +135,9 @@ static struct wq_entry *enqueue_ctr(struct emu *e, unsigned core, uint64_t cl,
 		*accept = at;
 		e->stat[ST_WPQ_COALESCED]++;
 	} else {
-		*accept = tm_write(&e->tm, core, tq, ctr_bank(e, cl), cl | TM_CTR_ADDR, at,
-				   &stalled);
+		*accept = e->tm.off ? at
+				    : tm_write(&e->tm, core, tq, ctr_bank(e, cl), cl | TM_CTR_ADDR,
+					       at, &stalled);
 		e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
 		e->stat[ST_MEDIA_WRITES]++;
 		e->stat[ST_MEDIA_WRITES_COUNTER]++;
@@ -213,9 +214,10 @@ static struct wq_entry *enqueue_data(struct emu *e, unsigned core, uint64_t line
 				     uint64_t ctr, uint64_t at, uint64_t aux,
 				     uint64_t flags)
 {
-	int stalled;
-	uint64_t accept = tm_write(&e->tm, core, &e->tm.qdata, data_bank(e, line), line, at,
-				   &stalled);
+	int stalled = 0;
+	uint64_t accept = e->tm.off ? at
+				    : tm_write(&e->tm, core, &e->tm.qdata, data_bank(e, line), line,
+					       at, &stalled);
 	e->stat[ST_WPQ_STALLS] += (uint64_t)stalled;
 	count_data_write(e, line, e->design->ca == CA_COLOCATED ? EMU_LINE + 8 : EMU_LINE);
 	note_pending(e, core, accept);
@@ -315,7 +317,8 @@ static uint64_t counter_for_write(struct emu *e, unsigned core, uint64_t line,
 		struct cc_way *way = e->cc.last;
 		e->stat[ST_CC_MISSES]++;
 		e->stat[ST_MEDIA_READS]++;
-		tm_read(&e->tm, core, ctr_bank(e, cl), t);
+		if (!e->tm.off)
+			tm_read(&e->tm, core, ctr_bank(e, cl), t);
 		ctr_filled(e, core, cl, way, victim, victim_dirty, t);
 	}
 	if (e->tracks_stale && e->cc.last->incs >= e->stop_loss) {
@@ -403,12 +406,18 @@ static inline void take_hits(struct emu *e, unsigned core, unsigned i, unsigned 
 	uint64_t clk = tm->clock[core];
 	const uint64_t issue = tm->issue, hit = tm->cc_hit;
 	const uint64_t *cur = e->cur_ctr + first;
-	for (unsigned j = i; j < i + m; j++) {
-		ctrs[j] = cur[j] + 1;
-		t_ctr[j] = clk + hit;
-		clk += issue;
-		t_pad[j] = tm_aes(tm, t_ctr[j]);
-	}
+	if (tm->off) /* the lean path: no engine to book (issue, hit: 0) */
+		for (unsigned j = i; j < i + m; j++) {
+			ctrs[j] = cur[j] + 1;
+			t_ctr[j] = t_pad[j] = clk;
+		}
+	else
+		for (unsigned j = i; j < i + m; j++) {
+			ctrs[j] = cur[j] + 1;
+			t_ctr[j] = clk + hit;
+			clk += issue;
+			t_pad[j] = tm_aes(tm, t_ctr[j]);
+		}
 	tm->clock[core] = clk;
 	e->cc.tick += m;
 	w->lru = e->cc.tick;
@@ -575,7 +584,8 @@ static void write_run(struct emu *e, unsigned core, const uint64_t *line,
 		for (unsigned i = 0; i < n; i++)
 			__atomic_store_n(&cur[line[i]], ctr[i], __ATOMIC_RELAXED);
 	}
-	uint64_t accept = e->tm.qdata.any
+	uint64_t accept = e->tm.off ? 0 /* the lean path: nothing waits */
+			  : e->tm.qdata.any
 				  ? tm_write_n_any(&e->tm, core, &e->tm.qdata, bank, line, t_pad, n,
 						   &stalls)
 				  : tm_write_n(&e->tm, core, &e->tm.qdata, bank, line, t_pad, n, &stalls);
@@ -638,9 +648,10 @@ static void write_pairs(struct emu *e, unsigned core, const uint64_t *line,
 		dbank[i] = (uint16_t)data_bank(e, line[i]);
 	}
 	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
-	uint64_t accept = (e->tm.qdata.any ? tm_write_pairs_any : tm_write_pairs)(
-		&e->tm, core, tq, &e->tm.qdata, cbank, caddr, t_ctr, dbank, line, t_pad, n,
-		&stalls);
+	uint64_t accept = e->tm.off ? 0 /* the lean path: nothing waits */
+			  : (e->tm.qdata.any ? tm_write_pairs_any : tm_write_pairs)(
+				&e->tm, core, tq, &e->tm.qdata, cbank, caddr, t_ctr, dbank, line,
+				t_pad, n, &stalls);
 	e->stat[ST_WPQ_STALLS] += stalls;
 	e->stat[ST_MEDIA_WRITES] += 2 * (uint64_t)n;
 	e->stat[ST_MEDIA_WRITES_COUNTER] += n;
@@ -772,10 +783,10 @@ static __attribute__((noinline, noclone)) void write_lines_locked(struct emu *e,
 				continue;
 			}
 			t_ctr[i] = counter_for_write(e, core, lines[i], t, &ctrs[i]);
-			t_pad[i] = tm_aes(tm, t_ctr[i]);
+			t_pad[i] = tm->off ? t_ctr[i] : tm_aes(tm, t_ctr[i]);
 		}
 		e->stat[ST_CTRL_WRITES] += k;
-		if (enc) /* mem.write_ns: the counter and the pad before the queue */
+		if (enc && !tm->off) /* mem.write_ns: the counter and the pad before the queue */
 			for (unsigned i = 0; i < k; i++)
 				tm->wpre += t_pad[i] - t_ctr[i] +
 					    (e->design->cc != CC_NONE ? tm->cc_hit : 0);
@@ -1229,7 +1240,7 @@ static void write_ctr_lines(struct emu *e, unsigned core, const uint64_t *cl, un
 	}
 	struct tm_queue *tq = e->tm.wpq_shared ? &e->tm.qdata : &e->tm.qctr;
 	uint64_t accept = 0, stalls = 0;
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; !e->tm.off && i < n; i++) { /* the lean path: nothing waits */
 		int stalled;
 		accept = max64(accept, tm_write(&e->tm, core, tq, ctr_bank(e, cl[i]),
 						cl[i] | TM_CTR_ADDR, at, &stalled));
