@@ -453,24 +453,15 @@ void chan_stat_reset(struct emu *e)
 		__atomic_store_n(&e->chan_core[k].written, 0, __ATOMIC_RELAXED);
 }
 
-/* chan_set_hold -- the pool's eviction hold, in every channel. */
-void chan_set_hold(struct emu *e)
+/* chan_settings -- what the runtime sets on the pool after it is open (the
+ * eviction hold, the transaction log's lines), in every channel. */
+void chan_settings(struct emu *e)
 {
 	for (unsigned c = 0; e->chan && c < e->nch; c++) {
 		struct emu *ch = e->chan[c];
 		pthread_mutex_lock(&ch->lock);
 		ch->hold = e->hold;
 		ch->hold_arg = e->hold_arg;
-		pthread_mutex_unlock(&ch->lock);
-	}
-}
-
-/* chan_set_log_range -- the transaction log's lines, in every channel. */
-void chan_set_log_range(struct emu *e)
-{
-	for (unsigned c = 0; e->chan && c < e->nch; c++) {
-		struct emu *ch = e->chan[c];
-		pthread_mutex_lock(&ch->lock);
 		ch->log_first = e->log_first;
 		ch->log_n = e->log_n;
 		pthread_mutex_unlock(&ch->lock);

@@ -944,7 +944,7 @@ void emu_set_hold(struct emu *e, int (*held)(const void *arg, uint64_t line),
 	e->hold_arg = arg;
 	e->hold = held;
 	pthread_mutex_unlock(&e->lock);
-	chan_set_hold(e);
+	chan_settings(e);
 }
 
 /* emu_write_lines -- clwb of n lines, then (flags) counter_cache_writeback

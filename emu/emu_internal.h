@@ -835,8 +835,8 @@ void chan_ctr_writeback(struct emu *e, unsigned core, uint64_t first, uint64_t n
  * aes_ops, aes_wait, and wn, wlat, wpre) */
 uint64_t chan_stat_sum(const struct emu *e, int i);
 void chan_stat_reset(struct emu *e);
-void chan_set_hold(struct emu *e);
-void chan_set_log_range(struct emu *e);
+/* the eviction hold and the log's lines, set on the pool, in every channel */
+void chan_settings(struct emu *e);
 /*
  * The pads of a call's lines, made in one AES call before the first is
  * written (an engine call costs far more than a line's pad): a batch takes

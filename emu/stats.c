@@ -170,5 +170,5 @@ void emu_set_log_range(struct emu *e, uint64_t first, uint64_t n)
 {
 	e->log_first = first;
 	e->log_n = n;
-	chan_set_log_range(e);
+	chan_settings(e);
 }

@@ -74,8 +74,9 @@ static int view_map(spm_pool *p)
 	return 0;
 }
 
-/* pool_new -- a handle with its locks, in the process's list of pools. */
-static spm_pool *pool_new(void)
+/* pool_new -- a handle with its locks, in the process's list of pools;
+ * raw: no heap; its allocator's cursors as cfg says (alloc=, profile=heap). */
+static spm_pool *pool_new(const struct emu_config *cfg, int raw)
 {
 	static uint64_t next_uid = 1;
 	/* on a cache-line boundary: its lanes and arenas are a line each */
@@ -91,6 +92,9 @@ static spm_pool *pool_new(void)
 	pthread_mutex_init(&p->busy_lock, NULL);
 	p->view_fd = -1;
 	pool_register(p);
+	p->raw = raw;
+	p->alloc_lanes = cfg->alloc_lanes >= 0 ? cfg->alloc_lanes
+						: strcmp(cfg->profile, "heap") == 0;
 	return p;
 }
 
@@ -209,12 +213,9 @@ static int heap_create(spm_pool *p)
 static int create_pool(spm_pool **pool, const char *path, size_t size,
 		       const struct emu_config *cfg, int raw)
 {
-	spm_pool *p = pool_new();
+	spm_pool *p = pool_new(cfg, raw);
 	if (!p)
 		return emu_err(-ENOMEM, "out of memory");
-	p->raw = raw;
-	p->alloc_lanes = cfg->alloc_lanes >= 0 ? cfg->alloc_lanes
-						: strcmp(cfg->profile, "heap") == 0;
 	int rc;
 	if ((rc = evict_init(p)))
 		goto fail;
@@ -263,12 +264,9 @@ SPM_API int spm_create(spm_pool **pool, const char *path, size_t size,
 /* open_pool -- spm_open with the options parsed into cfg; raw: no heap. */
 static int open_pool(spm_pool **pool, const char *path, const struct emu_config *cfg, int raw)
 {
-	spm_pool *p = pool_new();
+	spm_pool *p = pool_new(cfg, raw);
 	if (!p)
 		return emu_err(-ENOMEM, "out of memory");
-	p->raw = raw;
-	p->alloc_lanes = cfg->alloc_lanes >= 0 ? cfg->alloc_lanes
-						: strcmp(cfg->profile, "heap") == 0;
 	int rc;
 	if ((rc = evict_init(p)))
 		goto fail;
@@ -354,7 +352,7 @@ SPM_API int spm_info(const char *path, const char *options, struct spm_info *out
 		return 0; /* the preload shim's: no heap (heap_known 0) */
 	/* clean: opened as spm_open opens it, which writes nothing to a clean
 	 * pool before emu_mark_dirty (never called here), and abandoned */
-	spm_pool *p = pool_new();
+	spm_pool *p = pool_new(&cfg, 0);
 	if (!p)
 		return emu_err(-ENOMEM, "out of memory");
 	if ((rc = emu_open(&p->emu, path, &cfg)))
